@@ -1,0 +1,254 @@
+"""Command line: ``python -m ermviz {run, methods, datasets}``.
+
+``run`` solves one problem headless with the same runner as the dashboard, shows a
+progress bar with the live certificate on stderr, optionally writes the trace (CSV or
+Parquet, atomically), and prints a one-line JSON summary as the last line on stdout.
+Bad arguments or data exit with status 2 and one line on stderr; a run that ends in
+error exits with status 1.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import os
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any, NoReturn
+
+from ermviz.errors import ErmvizError, SettingError
+
+
+class _Parser(argparse.ArgumentParser):
+    """argparse with one-line errors (the CLI contract)."""
+
+    def error(self, message: str) -> NoReturn:
+        self.exit(2, f"ermviz: error: {message} (see --help)\n")
+
+
+def _float(text: str) -> float:
+    try:
+        return float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number") from None
+
+
+def _int(text: str) -> int:
+    try:
+        return int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not an integer") from None
+
+
+def build_parser() -> argparse.ArgumentParser:
+    p = _Parser(prog="python -m ermviz", description=__doc__.splitlines()[0])
+    sub = p.add_subparsers(dest="command", required=True, parser_class=_Parser)
+
+    r = sub.add_parser("run", help="solve one problem headless and print a JSON summary")
+    r.add_argument(
+        "--dataset",
+        required=True,
+        help="catalog name, bundled name (wdbc, blobs, ...) or a LIBSVM/CSV path",
+    )
+    r.add_argument("--problem", required=True, help="svm-dual or logreg-l1 (see `methods`)")
+    r.add_argument("--method", required=True, help="fw, afw or pfw (see `methods`)")
+    r.add_argument(
+        "--step",
+        default="exact",
+        help="step rule: diminishing, nonconvex, armijo, exact, short, adaptive",
+    )
+    r.add_argument("--C", type=_float, help="svm-dual: penalty C > 0 (shorthand for --set C=)")
+    r.add_argument(
+        "--radius", type=_float, help="logreg-l1: l1 radius > 0 (shorthand for --set radius=)"
+    )
+    r.add_argument("--tol", type=_float, default=1e-6, help="stop at certificate <= tol")
+    r.add_argument("--max-iter", type=_int, default=1_000_000, help="maximum steps")
+    r.add_argument("--max-time", type=_float, default=300.0, help="maximum solver seconds")
+    r.add_argument("--seed", type=_int, default=0, help="seed of the train/test split")
+    r.add_argument(
+        "--test-size",
+        type=_float,
+        default=None,
+        help="hold out this fraction as a seeded test split",
+    )
+    r.add_argument("--standardize", action="store_true", help="standardize features")
+    r.add_argument("--normalize", action="store_true", help="scale rows to unit l2 norm")
+    r.add_argument(
+        "--set",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help="any other setting the problem, method or step rule declares",
+    )
+    r.add_argument("--out", help="write the trace to FILE.csv or FILE.parquet")
+    r.add_argument("--no-progress", action="store_true", help="no progress bar")
+
+    sub.add_parser("methods", help="list problems, methods, step rules and their settings")
+    sub.add_parser("datasets", help="list the dataset catalog and where each file is")
+    return p
+
+
+def _check_out(path: str | None) -> Path | None:
+    if path is None:
+        return None
+    out = Path(path)
+    if out.suffix.lower() not in (".csv", ".parquet"):
+        raise SettingError(f"--out {path}: the file name must end in .csv or .parquet")
+    if not out.parent.exists():
+        raise SettingError(f"--out {path}: folder {out.parent} does not exist; create it first")
+    return out
+
+
+def write_frame_atomic(frame: Any, path: Path) -> None:
+    """Write ``frame`` to ``path`` (CSV or Parquet) through a temporary file + rename."""
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
+    os.close(fd)
+    try:
+        if path.suffix.lower() == ".csv":
+            frame.to_csv(tmp, index=False)
+        else:
+            frame.to_parquet(tmp, index=False)
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+def _cmd_run(args: argparse.Namespace) -> int:
+    from ermviz.experiment import Preprocessing, RunConfig, make_run
+    from ermviz.runner import Budget
+    from ermviz.settings import parse_assignments
+
+    out = _check_out(args.out)
+    settings: dict[str, Any] = parse_assignments(args.set)
+    if args.C is not None:
+        settings["C"] = args.C
+    if args.radius is not None:
+        settings["radius"] = args.radius
+    budget = Budget(tol=args.tol, max_iter=args.max_iter, max_time=args.max_time)
+    prep = Preprocessing(
+        standardize=args.standardize,
+        normalize=args.normalize,
+        test_size=args.test_size,
+        seed=args.seed,
+    )
+    cfg = RunConfig(args.dataset, args.problem, args.method, args.step, settings, budget, prep)
+    run = make_run(cfg)
+    run.start()
+    try:
+        _follow(run, progress=(not args.no_progress and sys.stderr.isatty()) or False)
+    except KeyboardInterrupt:
+        run.stop()
+        run.join()
+    summary = run.summary()
+    result = {
+        "dataset": cfg.dataset,
+        "problem": cfg.problem,
+        "method": cfg.method,
+        "step": cfg.step,
+        "status": summary["status"],
+        "iterations": summary["iterations"],
+        "time_s": round(summary["time_s"], 6),
+        "objective": summary["objective"],
+        "gap": summary["gap"],
+        "certificate_kind": summary["certificate_kind"],
+        "message": summary["message"],
+    }
+    result.update(run.solver.problem.test_metrics(run.solver.iterate()))
+    if out is not None:
+        write_frame_atomic(run.frame(), out)
+        result["out"] = str(out)
+    print(json.dumps(_json_safe(result)))
+    return 1 if summary["status"] == "error" else 0
+
+
+def _json_safe(d: dict[str, Any]) -> dict[str, Any]:
+    return {k: (None if isinstance(v, float) and not math.isfinite(v) else v) for k, v in d.items()}
+
+
+def _follow(run: Any, progress: bool) -> None:
+    """Wait for ``run``, showing iterations and the live certificate on stderr."""
+    if not progress:
+        while not run.join(0.1):
+            pass
+        return
+    from tqdm import tqdm
+
+    with tqdm(
+        total=run.budget.max_iter, unit="it", file=sys.stderr, leave=False, dynamic_ncols=True
+    ) as bar:
+        shown = 0
+        while True:
+            finished = run.join(0.1)
+            last = run.trace.last()
+            if last is not None:
+                it = int(last["iteration"])
+                bar.update(it - shown)
+                shown = it
+                bar.set_postfix_str(f"{run.solver.certificate_kind}={last['certificate']:.3e}")
+            if finished:
+                return
+
+
+def _cmd_methods() -> int:
+    from ermviz.methods import METHODS, STEP_RULES
+    from ermviz.problems import PROBLEMS
+
+    def settings_lines(decl: Any) -> list[str]:
+        return [
+            f"      {s.name:<14} {s.kind:<6} default={s.default!s:<8} range={s.range_text():<20}"
+            f" {s.help}"
+            for s in decl
+        ]
+
+    lines = ["Problems:"]
+    for name, cls in PROBLEMS.items():
+        lines.append(f"  {name:<12} {cls.title}  [certificate: {cls.certificate_kind}]")
+        lines += settings_lines(cls.settings_decl)
+    lines.append("Methods:")
+    for name, spec in METHODS.items():
+        lines.append(f"  {name:<12} {spec.title}  ({spec.reference})")
+        lines.append(f"      problems: {', '.join(spec.problems)}")
+        lines.append(f"      steps:    {', '.join(spec.step_rules)}")
+        lines += settings_lines(spec.settings)
+    lines.append("Step rules:")
+    for name, rule in STEP_RULES.items():
+        lines.append(f"  {name:<12} {rule.title}  ({rule.reference})")
+        lines += settings_lines(rule.settings)
+    print("\n".join(lines))
+    return 0
+
+
+def _cmd_datasets() -> int:
+    from ermviz.data import list_datasets
+
+    frame = list_datasets()
+    with_pd_options = frame.to_string(index=False)
+    print(with_pd_options)
+    return 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Entry point; returns the process exit status."""
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    t0 = time.perf_counter()
+    try:
+        if args.command == "run":
+            return _cmd_run(args)
+        if args.command == "methods":
+            return _cmd_methods()
+        return _cmd_datasets()
+    except ErmvizError as exc:
+        print(f"ermviz: error: {exc}", file=sys.stderr)
+        return 2
+    finally:
+        if os.environ.get("ERMVIZ_PROFILE"):
+            print(f"ermviz: {time.perf_counter() - t0:.3f} s", file=sys.stderr)
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())

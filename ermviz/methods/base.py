@@ -1,0 +1,79 @@
+"""What every method offers the runner, and how methods and step rules are declared."""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from ermviz.settings import Setting
+
+
+class Solver(ABC):
+    """A method bound to a problem, with its state, advanced in chunks by the runner.
+
+    Attributes
+    ----------
+    columns : tuple of str
+        Names of the record columns ``advance`` returns. The first six are always
+        ``iteration, objective, certificate, step_size, step_type, active_size``; a
+        family appends its own counters (``grad_evals``, ``epoch``, ``kernel_evals``,
+        ``samples``, ``dual_objective`` ...).
+    certificate_kind : str
+        What ``certificate`` measures (``fw_gap``, ``duality_gap``, ...).
+    """
+
+    columns: tuple[str, ...]
+    certificate_kind: str = "fw_gap"
+
+    @abstractmethod
+    def advance(self, max_rows: int, stop_at: int) -> tuple[np.ndarray, int]:
+        """Run at most ``max_rows`` iterations; stop (recording, not stepping) at ``stop_at``.
+
+        Returns
+        -------
+        rows : ndarray of shape (k, len(columns))
+            The records written by this call (a view, valid until the next call).
+        status : int
+            A ``solvers.tags.STATUS_*`` code.
+        """
+
+    @abstractmethod
+    def iterate(self) -> np.ndarray:
+        """A copy of the current iterate."""
+
+    @property
+    @abstractmethod
+    def iteration(self) -> int:
+        """Index of the current iterate (number of steps taken)."""
+
+
+@dataclass(frozen=True)
+class StepRuleSpec:
+    """A step rule: its name, what it does, its settings and its reference."""
+
+    name: str
+    title: str
+    settings: tuple[Setting, ...]
+    reference: str
+
+
+@dataclass(frozen=True)
+class MethodSpec:
+    """A method: the problems it solves, the step rules it accepts, its settings.
+
+    ``factory(problem, step, settings, tol)`` builds a :class:`Solver`, where
+    ``settings`` holds the validated method and step-rule settings together.
+    """
+
+    name: str
+    title: str
+    family: str
+    problems: tuple[str, ...]
+    step_rules: tuple[str, ...]
+    settings: tuple[Setting, ...]
+    reference: str
+    factory: Callable[[Any, str, dict[str, Any], float], Solver]

@@ -1,0 +1,288 @@
+"""The Frank-Wolfe family (FW, away-step FW, pairwise FW) bound to its problems.
+
+The numerics are in :mod:`solvers.fw`; this module packs a problem's arrays in the
+layout the kernels want, owns the state arrays and the record buffer, and declares the
+methods and step rules.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import scipy.sparse as sp
+
+from ermviz.methods.base import MethodSpec, Solver, StepRuleSpec
+from ermviz.problems import LogregL1, Problem, SvmDual
+from ermviz.settings import Setting
+from solvers import fw, steps
+from solvers.linalg import as_kernel_matrix
+
+STEP_RULES: dict[str, StepRuleSpec] = {
+    "diminishing": StepRuleSpec(
+        "diminishing", "open loop 2/(k+2)", (), "Frank & Wolfe 1956; Jaggi 2013"
+    ),
+    "nonconvex": StepRuleSpec("nonconvex", "open loop 1/sqrt(k+1)", (), "Lacoste-Julien 2016"),
+    "armijo": StepRuleSpec(
+        "armijo",
+        "backtracking from 2/(k+2) (FW) or the maximal step (AFW, PFW)",
+        (
+            Setting(
+                "armijo_delta",
+                "float",
+                0.5,
+                "backtracking factor",
+                low=0.0,
+                high=1.0,
+                low_open=True,
+                high_open=True,
+            ),
+            Setting(
+                "armijo_c",
+                "float",
+                0.01,
+                "sufficient-decrease constant",
+                low=0.0,
+                high=1.0,
+                low_open=True,
+                high_open=True,
+            ),
+            Setting("max_trials", "int", 60, "cap on backtracking trials", low=1, high=1000),
+        ),
+        "Armijo 1966; seed report (delta 0.5, gamma 0.01)",
+    ),
+    "exact": StepRuleSpec(
+        "exact",
+        "exact line search (closed form on quadratics, safeguarded Newton otherwise)",
+        (),
+        "Lacoste-Julien & Jaggi 2015",
+    ),
+    "short": StepRuleSpec(
+        "short",
+        "Demyanov-Rubinov short step min(g/(L||d||^2), gamma_max)",
+        (
+            Setting(
+                "lipschitz",
+                "float",
+                None,
+                "Lipschitz constant of the gradient (default: computed from ||X||_2)",
+                low=0.0,
+                low_open=True,
+            ),
+        ),
+        "Demyanov & Rubinov 1970",
+    ),
+    "adaptive": StepRuleSpec(
+        "adaptive",
+        "backtracking estimate of L (AdaFW)",
+        (
+            Setting(
+                "eta",
+                "float",
+                0.9,
+                "shrink factor on the previous L",
+                low=0.0,
+                high=1.0,
+                low_open=True,
+            ),
+            Setting("tau", "float", 2.0, "growth factor on a failed trial", low=1.0, low_open=True),
+            Setting("max_trials", "int", 60, "cap on backtracking trials", low=1, high=1000),
+        ),
+        "Pedregosa, Negiar, Askari & Jaggi 2020 (AISTATS)",
+    ),
+}
+
+FW_SETTINGS = (
+    Setting(
+        "refresh_every",
+        "int",
+        1000,
+        "rebuild the maintained product (w = Z alpha or z = X x) every this many steps; 0 = never",
+        low=0,
+        high=10**9,
+    ),
+)
+
+
+class FrankWolfeSolver(Solver):
+    """FW / AFW / PFW on :class:`~ermviz.problems.SvmDual` or :class:`~ermviz.problems.LogregL1`.
+
+    Parameters
+    ----------
+    problem : Problem
+    method : {"fw", "afw", "pfw"}
+    step : str
+        A key of :data:`STEP_RULES`.
+    settings : dict
+        Validated method and step-rule settings.
+    tol : float
+        Stop when the FW gap is at most ``tol``.
+    """
+
+    columns = fw.FW_RECORD_COLUMNS
+    certificate_kind = "fw_gap"
+
+    def __init__(
+        self, problem: Problem, method: str, step: str, settings: dict[str, Any], tol: float
+    ) -> None:
+        self.problem = problem
+        self.tol = float(tol)
+        self.istate = np.zeros(fw.N_ISTATE, dtype=np.int64)
+        self.istate[fw.I_METHOD] = fw.METHOD_CODES[method]
+        self.istate[fw.I_RULE] = steps.RULE_CODES[step]
+        self.istate[fw.I_REFRESH] = settings.get("refresh_every", 1000)
+        lipschitz = settings.get("lipschitz")
+        if step == "short" and lipschitz is None:
+            lipschitz = problem.lipschitz()
+        self.step_params = steps.default_step_params(
+            armijo_delta=settings.get("armijo_delta", 0.5),
+            armijo_c=settings.get("armijo_c", 0.01),
+            lipschitz=lipschitz or 1.0,
+            eta=settings.get("eta", 0.9),
+            tau=settings.get("tau", 2.0),
+            max_trials=settings.get("max_trials", 60),
+        )
+        self.lstate = np.array([1.0])
+        self._rec = np.empty((1024, len(self.columns)))
+        if isinstance(problem, SvmDual):
+            self._init_svm(problem)
+        elif isinstance(problem, LogregL1):
+            self._init_logreg(problem)
+        else:  # the registry only pairs FW methods with these problems
+            raise TypeError(f"Frank-Wolfe methods do not solve {problem.name}")
+        if step == "adaptive":
+            self.lstate[0] = self._initial_lipschitz_estimate()
+
+    def _init_svm(self, pb: SvmDual) -> None:
+        self._X = as_kernel_matrix(pb.X)
+        self.x = pb.initial_point()
+        self._w = pb.w_of(self.x)
+        self._g = np.zeros(pb.n)
+        self._call = lambda rec: fw.svm_dual_advance(*self._args_svm(rec))
+
+    def _args_svm(self, rec: np.ndarray) -> tuple:
+        pb = self.problem
+        return (
+            self._X,
+            pb.y,
+            pb.sqnorms,
+            pb.inv_c,
+            self.x,
+            self._w,
+            self._g,
+            self.istate,
+            self.lstate,
+            self.step_params,
+            self.tol,
+            rec,
+        )
+
+    def _init_logreg(self, pb: LogregL1) -> None:
+        # The kernel walks the columns of X: hand it X^T row by row (CSR of X^T).
+        XT = pb.X.T.tocsr() if sp.issparse(pb.X) else np.ascontiguousarray(pb.X.T)
+        self._X = as_kernel_matrix(XT)
+        self.mu = pb.initial_atoms()
+        self.x = pb.radius * (self.mu[0::2] - self.mu[1::2])
+        self._z = pb.margins(self.x)
+        self._g = np.zeros(pb.p)
+        self._r = np.zeros(pb.n)
+        self._zd = np.zeros(pb.n)
+        self._call = lambda rec: fw.logreg_l1_advance(*self._args_logreg(rec))
+
+    def _args_logreg(self, rec: np.ndarray) -> tuple:
+        pb = self.problem
+        return (
+            self._X,
+            pb.y,
+            pb.radius,
+            self.mu,
+            self.x,
+            self._z,
+            self._g,
+            self._r,
+            self._zd,
+            self.istate,
+            self.lstate,
+            self.step_params,
+            self.tol,
+            rec,
+        )
+
+    def _initial_lipschitz_estimate(self) -> float:
+        """Pedregosa et al. (2020): ``||grad f(x0 + eps d0) - grad f(x0)|| / (eps ||d0||)``
+        along the first FW direction, ``eps = 1e-3``."""
+        pb = self.problem
+        x0 = pb.initial_point()
+        g0 = pb.gradient(x0)
+        s0 = np.zeros_like(x0)
+        if isinstance(pb, SvmDual):
+            s0[int(np.argmin(g0))] = 1.0
+        else:
+            j = int(np.argmax(np.abs(g0)))
+            s0[j] = -pb.radius * np.sign(g0[j]) if g0[j] != 0 else pb.radius
+        d0 = s0 - x0
+        nd = float(np.linalg.norm(d0))
+        if nd == 0.0:
+            return 1.0
+        eps = 1e-3
+        est = float(np.linalg.norm(pb.gradient(x0 + eps * d0) - g0)) / (eps * nd)
+        return est if est > 0.0 else 1.0
+
+    def advance(self, max_rows: int, stop_at: int) -> tuple[np.ndarray, int]:
+        if max_rows > self._rec.shape[0]:
+            self._rec = np.empty((max(max_rows, 2 * self._rec.shape[0]), len(self.columns)))
+        self.istate[fw.I_STOP_AT] = stop_at
+        rec = self._rec[:max_rows]
+        rows = self._call(rec)
+        return self._rec[:rows], int(self.istate[fw.I_STATUS])
+
+    def iterate(self) -> np.ndarray:
+        return self.x.copy()
+
+    @property
+    def iteration(self) -> int:
+        return int(self.istate[fw.I_K])
+
+
+def _factory(method: str):
+    def build(problem: Problem, step: str, settings: dict[str, Any], tol: float) -> Solver:
+        return FrankWolfeSolver(problem, method, step, settings, tol)
+
+    return build
+
+
+_FW_RULES = tuple(STEP_RULES)
+_FW_PROBLEMS = (SvmDual.name, LogregL1.name)
+
+METHODS: dict[str, MethodSpec] = {
+    "fw": MethodSpec(
+        "fw",
+        "Frank-Wolfe (conditional gradient)",
+        "frank-wolfe",
+        _FW_PROBLEMS,
+        _FW_RULES,
+        FW_SETTINGS,
+        "Frank & Wolfe 1956; Jaggi 2013",
+        _factory("fw"),
+    ),
+    "afw": MethodSpec(
+        "afw",
+        "away-step Frank-Wolfe",
+        "frank-wolfe",
+        _FW_PROBLEMS,
+        _FW_RULES,
+        FW_SETTINGS,
+        "Guelat & Marcotte 1986; Lacoste-Julien & Jaggi 2015",
+        _factory("afw"),
+    ),
+    "pfw": MethodSpec(
+        "pfw",
+        "pairwise Frank-Wolfe",
+        "frank-wolfe",
+        _FW_PROBLEMS,
+        _FW_RULES,
+        FW_SETTINGS,
+        "Lacoste-Julien & Jaggi 2015",
+        _factory("pfw"),
+    ),
+}

@@ -1,0 +1,345 @@
+"""The runner: one solver per background thread, advanced in chunks, traced.
+
+A :class:`Run` calls its solver's ``advance`` in chunks sized so that a call lasts about
+``chunk_seconds`` (20 ms by default): pause, resume and stop therefore take effect within
+one chunk, far under 100 ms. The kernels release the GIL (``nogil=True``), so several runs
+race in parallel on several cores. Each chunk's rows go to the run's :class:`Trace`,
+with the solver's wall time and the thread's CPU time; subscribers are told the new rows'
+``seq`` after each chunk (from the solver thread: they must only record it, never touch
+a UI from there).
+
+Budgets: tolerance on the certificate (checked inside the kernel), maximum iterations
+(the kernel records ``x_N`` and stops), maximum solver time (checked between chunks; the
+last iterate is recorded before stopping). Every run's trace ends with a row describing
+its final iterate. A run whose solver raises or produces NaN/inf ends with status
+``error`` and a message; other runs are not affected.
+
+The same runner runs headless (CLI, tests, sweep workers in other processes) and behind
+the dashboard.
+"""
+
+from __future__ import annotations
+
+import math
+import threading
+import time
+import traceback
+import uuid
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from ermviz.errors import SettingError
+from ermviz.methods import Solver
+from ermviz.trace import Trace
+from solvers.tags import (
+    KERNEL_STATUS_NAMES,
+    STATUS_CONVERGED,
+    STATUS_MAX_ITER,
+    STATUS_NONFINITE,
+    STATUS_RUNNING,
+    STATUS_STALLED,
+)
+
+FINAL_STATUSES = ("converged", "max_iter", "max_time", "stopped", "stalled", "error")
+
+
+@dataclass(frozen=True)
+class Budget:
+    """When a run ends.
+
+    Parameters
+    ----------
+    tol : float
+        Stop when the certificate is at most ``tol`` (> 0).
+    max_iter : int
+        Stop after this many steps (>= 1); the iterate reached is still recorded.
+    max_time : float
+        Stop after this many seconds of solver time (> 0).
+    """
+
+    tol: float = 1e-6
+    max_iter: int = 1_000_000
+    max_time: float = 60.0
+
+    def __post_init__(self) -> None:
+        if not (isinstance(self.tol, int | float) and math.isfinite(self.tol) and self.tol > 0):
+            raise SettingError(f"tol={self.tol!r} is out of range; allowed range (0, inf)")
+        if not (isinstance(self.max_iter, int | np.integer) and self.max_iter >= 1):
+            raise SettingError(
+                f"max-iter={self.max_iter!r} is out of range; allowed: an integer >= 1"
+            )
+        if not (
+            isinstance(self.max_time, int | float)
+            and self.max_time > 0
+            and not math.isnan(self.max_time)
+        ):
+            raise SettingError(
+                f"max-time={self.max_time!r} is out of range; allowed range (0, inf) seconds"
+            )
+
+
+@dataclass
+class RunInfo:
+    """Labels that travel with a run into its trace and summary."""
+
+    dataset: str = ""
+    problem: str = ""
+    method: str = ""
+    step: str = ""
+    settings: dict[str, Any] = field(default_factory=dict)
+    label: str = ""
+
+
+class Run:
+    """One solver advanced on a background thread (or in the caller's, see :meth:`run`).
+
+    Parameters
+    ----------
+    solver : Solver
+    budget : Budget
+    info : RunInfo
+        Labels for the trace and the summary.
+    run_id : str, optional
+        Defaults to a short random id.
+    chunk_seconds : float
+        Target duration of one ``advance`` call (pause/stop latency).
+    max_rows : int
+        Trace thinning threshold.
+    """
+
+    def __init__(
+        self,
+        solver: Solver,
+        budget: Budget | None = None,
+        info: RunInfo | None = None,
+        run_id: str | None = None,
+        chunk_seconds: float = 0.02,
+        max_rows: int = 100_000,
+    ) -> None:
+        self.solver = solver
+        self.budget = budget or Budget()
+        self.info = info or RunInfo()
+        self.run_id = run_id or uuid.uuid4().hex[:8]
+        self.chunk_seconds = float(chunk_seconds)
+        extras = tuple(c for c in solver.columns if c not in _SOLVER_BASE)
+        self.trace = Trace(extras, max_rows=max_rows)
+        self.status = "ready"
+        self.message = ""
+        self.time_s = 0.0
+        self.cpu_s = 0.0
+        self._thread: threading.Thread | None = None
+        self._stop = threading.Event()
+        self._resume = threading.Event()
+        self._resume.set()
+        self._subscribers: list[Callable[[Run, int], None]] = []
+        self._done = threading.Event()
+
+    # -- control ---------------------------------------------------------------------
+    def start(self) -> Run:
+        """Start on a daemon thread; returns immediately."""
+        if self._thread is not None:
+            raise RuntimeError(f"run {self.run_id} was already started")
+        self._thread = threading.Thread(target=self.run, name=f"ermviz-{self.run_id}", daemon=True)
+        self._thread.start()
+        return self
+
+    def pause(self) -> None:
+        """Hold the run between chunks (takes effect within one chunk)."""
+        if self.status == "running":
+            self._resume.clear()
+            self.status = "paused"
+
+    def resume(self) -> None:
+        if self.status == "paused":
+            self.status = "running"
+        self._resume.set()
+
+    def stop(self) -> None:
+        """End the run (status ``stopped``); its trace is kept, ending with the last iterate."""
+        self._stop.set()
+        self._resume.set()
+
+    def join(self, timeout: float | None = None) -> bool:
+        """Wait for the run to end; True if it has."""
+        return self._done.wait(timeout)
+
+    @property
+    def done(self) -> bool:
+        return self._done.is_set()
+
+    def subscribe(self, callback: Callable[[Run, int], None]) -> None:
+        """Call ``callback(run, first_new_seq)`` after each chunk (from the solver thread)."""
+        self._subscribers.append(callback)
+
+    # -- the loop --------------------------------------------------------------------
+    def run(self) -> Run:
+        """Advance until a budget, the tolerance, a stop request or an error ends the run."""
+        if self.status in FINAL_STATUSES:
+            return self
+        self.status = "running"
+        try:
+            self._loop()
+        except Exception as exc:  # a failing solver must not take other runs down
+            self.status = "error"
+            self.message = f"{type(exc).__name__}: {exc}"
+            self._traceback = traceback.format_exc()
+        finally:
+            self._done.set()
+            self._notify()
+        return self
+
+    def _loop(self) -> None:
+        solver = self.solver
+        budget = self.budget
+        rows_per_call = 1
+        while True:
+            if not self._resume.is_set():
+                while not self._resume.wait(0.05):
+                    pass
+            if self._stop.is_set():
+                self._final_row("stopped", "stopped by the user")
+                return
+            if self.time_s >= budget.max_time:
+                self._final_row("max_time", f"reached max_time={budget.max_time:g} s")
+                return
+            remaining = budget.max_iter - solver.iteration
+            n = max(1, min(rows_per_call, remaining + 1))
+            rows, status, dt = self._advance(n, budget.max_iter)
+            if status != STATUS_RUNNING:
+                self._finish(status)
+                return
+            # Aim for chunk_seconds per call; grow at most 4x at a time.
+            if dt > 0:
+                rows_per_call = int(min(max(rows * self.chunk_seconds / dt, 1), 4 * rows + 1))
+            else:
+                rows_per_call = 4 * rows + 1
+
+    def _advance(self, n: int, stop_at: int) -> tuple[int, int, float]:
+        c0 = time.thread_time()
+        t0 = time.perf_counter()
+        rec, status = self.solver.advance(n, stop_at)
+        dt = time.perf_counter() - t0
+        dc = time.thread_time() - c0
+        k = rec.shape[0]
+        # Spread the chunk's time evenly over its rows (iterations in a chunk cost alike).
+        frac = np.arange(1, k + 1) / max(k, 1)
+        times = self.time_s + dt * frac
+        cpus = self.cpu_s + dc * frac
+        self.time_s += dt
+        self.cpu_s += dc
+        first = self.trace.appended
+        self.trace.append(self.solver.columns, rec, times, cpus)
+        self._notify(first)
+        return k, status, dt
+
+    def _final_row(self, status: str, message: str) -> None:
+        """Record the current iterate without stepping, then end with ``status``."""
+        _, kstatus, _ = self._advance(1, self.solver.iteration)
+        if kstatus == STATUS_CONVERGED:
+            self._finish(kstatus)
+            return
+        self.status = status
+        self.message = message
+
+    def _finish(self, kstatus: int) -> None:
+        last = self.trace.last() or {}
+        it = int(last.get("iteration", 0))
+        cert = last.get("certificate", float("nan"))
+        if kstatus == STATUS_CONVERGED:
+            self.status = "converged"
+            self.message = f"certificate {cert:.3g} <= tol {self.budget.tol:g} at iteration {it}"
+        elif kstatus == STATUS_MAX_ITER:
+            self.status = "max_iter"
+            self.message = f"reached max_iter={self.budget.max_iter}"
+        elif kstatus == STATUS_STALLED:
+            self.status = "stalled"
+            self.message = (
+                f"the step rule found no decrease at iteration {it} (certificate {cert:.3g}); "
+                "the tolerance may be below what float64 resolves for this step rule"
+            )
+        elif kstatus == STATUS_NONFINITE:
+            self.status = "error"
+            self.message = (
+                f"objective or certificate became NaN/inf at iteration {it}; "
+                "check the data scale or try another step rule"
+            )
+        else:
+            self.status = KERNEL_STATUS_NAMES.get(kstatus, "error")
+
+    def _notify(self, first_seq: int | None = None) -> None:
+        seq = self.trace.appended if first_seq is None else first_seq
+        for cb in list(self._subscribers):
+            try:
+                cb(self, seq)
+            except Exception:  # a broken subscriber must not stop the solver
+                pass
+
+    # -- results ---------------------------------------------------------------------
+    def frame(self) -> pd.DataFrame:
+        """The trace as a tidy DataFrame with the run's labels as columns."""
+        return self.trace.to_frame(
+            run_id=self.run_id,
+            dataset=self.info.dataset,
+            problem=self.info.problem,
+            method=self.info.method,
+            step=self.info.step,
+            certificate_kind=self.solver.certificate_kind,
+        )
+
+    def summary(self) -> dict[str, Any]:
+        """One dict per run: labels, status, final measures, budgets, versions."""
+        last = self.trace.last() or {}
+        return {
+            "run_id": self.run_id,
+            "label": self.info.label,
+            "dataset": self.info.dataset,
+            "problem": self.info.problem,
+            "method": self.info.method,
+            "step": self.info.step,
+            "status": self.status,
+            "message": self.message,
+            "iterations": int(last.get("iteration", 0)),
+            "time_s": self.time_s,
+            "cpu_s": self.cpu_s,
+            "objective": last.get("objective", float("nan")),
+            "gap": last.get("certificate", float("nan")),
+            "certificate_kind": self.solver.certificate_kind,
+            "tol": self.budget.tol,
+            "max_iter": self.budget.max_iter,
+            "max_time": self.budget.max_time,
+            "settings": dict(self.info.settings),
+            "versions": versions(),
+        }
+
+
+_SOLVER_BASE = ("iteration", "objective", "certificate", "step_size", "step_type", "active_size")
+
+
+def versions() -> dict[str, str]:
+    """Versions of the packages that decide the numbers."""
+    import numba
+    import scipy
+
+    import ermviz
+
+    return {
+        "ermviz": ermviz.__version__,
+        "numpy": np.__version__,
+        "scipy": scipy.__version__,
+        "numba": numba.__version__,
+    }
+
+
+def time_to_threshold(frame: pd.DataFrame, thresholds: tuple[float, ...]) -> dict[float, float]:
+    """Solver time at which the certificate first fell to each threshold (NaN if never)."""
+    out = {}
+    cert = frame["certificate"].to_numpy()
+    t = frame["time_s"].to_numpy()
+    for eps in thresholds:
+        hit = np.flatnonzero(cert <= eps)
+        out[eps] = float(t[hit[0]]) if hit.size else float("nan")
+    return out

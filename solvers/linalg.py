@@ -1,0 +1,180 @@
+"""Matrix primitives shared by every kernel, for dense and CSR data alike.
+
+A *matrix argument* of a kernel is either a C-contiguous ``float64`` array of shape
+``(rows, cols)`` or a CSR triple ``(data, indices, indptr)`` with sorted column indices.
+Each primitive below is an ``overload``: numba picks the dense or the sparse body from
+the argument's type at compile time, so a kernel is written once and compiled (and cached)
+once per storage format. Every primitive works row by row, so a kernel chooses the layout
+that makes its hot loop a row loop (CSR rows for the SVM dual, CSR rows of ``X^T`` for
+l1-constrained logistic regression).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import types
+from numba.extending import overload
+
+__all__ = [
+    "as_kernel_matrix",
+    "matvec",
+    "n_rows",
+    "rmatvec",
+    "row_axpy",
+    "row_dot",
+    "row_row_dot",
+]
+
+
+def as_kernel_matrix(M) -> np.ndarray | tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Return ``M`` in the form kernels take.
+
+    Parameters
+    ----------
+    M : ndarray of shape (rows, cols) or scipy.sparse matrix
+        Dense input becomes a C-contiguous float64 copy (no copy if already so);
+        sparse input becomes the CSR triple ``(data, indices, indptr)`` with sorted
+        indices and summed duplicates.
+    """
+    import scipy.sparse as sp
+
+    if sp.issparse(M):
+        M = sp.csr_matrix(M, dtype=np.float64)
+        if not M.has_canonical_format:
+            M = M.copy()
+            M.sum_duplicates()
+        return (
+            np.ascontiguousarray(M.data, dtype=np.float64),
+            np.ascontiguousarray(M.indices, dtype=np.int64),
+            np.ascontiguousarray(M.indptr, dtype=np.int64),
+        )
+    return np.ascontiguousarray(M, dtype=np.float64)
+
+
+def n_rows(M):  # pragma: no cover - dispatched by numba
+    """Number of rows of a kernel matrix."""
+
+
+def row_dot(M, i, v):  # pragma: no cover
+    """``M[i, :] @ v``."""
+
+
+def row_axpy(M, i, a, out):  # pragma: no cover
+    """``out += a * M[i, :]`` in place."""
+
+
+def row_row_dot(M, i, j):  # pragma: no cover
+    """``M[i, :] @ M[j, :]``."""
+
+
+def matvec(M, v, out):  # pragma: no cover
+    """``out[:] = M @ v`` (one pass over the rows)."""
+
+
+def rmatvec(M, r, out):  # pragma: no cover
+    """``out[:] = M.T @ r`` (one pass over the rows, scattering)."""
+
+
+def _is_csr(M) -> bool:
+    return isinstance(M, types.BaseTuple)
+
+
+@overload(n_rows, inline="always")
+def _n_rows(M):
+    if _is_csr(M):
+        return lambda M: M[2].shape[0] - 1
+    return lambda M: M.shape[0]
+
+
+@overload(row_dot, inline="always")
+def _row_dot(M, i, v):
+    if _is_csr(M):
+
+        def impl(M, i, v):
+            data, indices, indptr = M
+            acc = 0.0
+            for k in range(indptr[i], indptr[i + 1]):
+                acc += data[k] * v[indices[k]]
+            return acc
+
+        return impl
+
+    def impl_dense(M, i, v):
+        acc = 0.0
+        for j in range(M.shape[1]):
+            acc += M[i, j] * v[j]
+        return acc
+
+    return impl_dense
+
+
+@overload(row_axpy, inline="always")
+def _row_axpy(M, i, a, out):
+    if _is_csr(M):
+
+        def impl(M, i, a, out):
+            data, indices, indptr = M
+            for k in range(indptr[i], indptr[i + 1]):
+                out[indices[k]] += a * data[k]
+
+        return impl
+
+    def impl_dense(M, i, a, out):
+        for j in range(M.shape[1]):
+            out[j] += a * M[i, j]
+
+    return impl_dense
+
+
+@overload(row_row_dot, inline="always")
+def _row_row_dot(M, i, j):
+    if _is_csr(M):
+
+        def impl(M, i, j):
+            # Merge of two sorted index lists.
+            data, indices, indptr = M
+            a, a_end = indptr[i], indptr[i + 1]
+            b, b_end = indptr[j], indptr[j + 1]
+            acc = 0.0
+            while a < a_end and b < b_end:
+                ia = indices[a]
+                ib = indices[b]
+                if ia == ib:
+                    acc += data[a] * data[b]
+                    a += 1
+                    b += 1
+                elif ia < ib:
+                    a += 1
+                else:
+                    b += 1
+            return acc
+
+        return impl
+
+    def impl_dense(M, i, j):
+        acc = 0.0
+        for c in range(M.shape[1]):
+            acc += M[i, c] * M[j, c]
+        return acc
+
+    return impl_dense
+
+
+@overload(matvec, inline="always")
+def _matvec(M, v, out):
+    def impl(M, v, out):
+        for i in range(n_rows(M)):
+            out[i] = row_dot(M, i, v)
+
+    return impl
+
+
+@overload(rmatvec, inline="always")
+def _rmatvec(M, r, out):
+    def impl(M, r, out):
+        out[:] = 0.0
+        for i in range(n_rows(M)):
+            if r[i] != 0.0:
+                row_axpy(M, i, r[i], out)
+
+    return impl

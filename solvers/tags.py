@@ -1,0 +1,45 @@
+"""Integer codes shared by kernels and the runner: step types and run status.
+
+Kernels write these codes into their record arrays (numba has no strings in hot loops);
+the runner turns them into the names that appear in traces.
+"""
+
+from __future__ import annotations
+
+# Step types: what the step taken from the recorded iterate was (FrankWolfe.jl-style tags).
+STEP_NONE = 0  # no step taken from this iterate (final row: converged, budget, stop)
+STEP_FW = 1  # toward the LMO vertex
+STEP_AWAY = 2  # away from the worst active atom, atom kept
+STEP_PAIRWISE = 3  # weight moved from the away atom to the FW atom, atom kept
+STEP_DROP = 4  # away or pairwise step that removed an atom from the active set
+STEP_CD = 5  # coordinate-descent sweep
+STEP_CG = 6  # conjugate-gradient iteration
+STEP_SGD = 7  # stochastic gradient step
+STEP_SMO = 8  # two-coordinate (SMO) step
+
+STEP_NAMES = {
+    STEP_NONE: "none",
+    STEP_FW: "fw",
+    STEP_AWAY: "away",
+    STEP_PAIRWISE: "pairwise",
+    STEP_DROP: "drop",
+    STEP_CD: "cd",
+    STEP_CG: "cg",
+    STEP_SGD: "sgd",
+    STEP_SMO: "smo",
+}
+
+# Kernel status: why a kernel returned before its row budget ran out.
+STATUS_RUNNING = 0  # row budget of this call used up; call again
+STATUS_CONVERGED = 1  # certificate <= tolerance
+STATUS_MAX_ITER = 2  # reached the iteration the runner asked it to stop at
+STATUS_STALLED = 3  # the step rule returned no progress (e.g. Armijo exhausted)
+STATUS_NONFINITE = 4  # NaN or inf in the objective or certificate
+
+KERNEL_STATUS_NAMES = {
+    STATUS_RUNNING: "running",
+    STATUS_CONVERGED: "converged",
+    STATUS_MAX_ITER: "max_iter",
+    STATUS_STALLED: "stalled",
+    STATUS_NONFINITE: "error",
+}

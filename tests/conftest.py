@@ -1,0 +1,63 @@
+"""Shared pytest fixtures.
+
+The real benchmark files live outside the repository, in ``../shared/datasets`` next to
+the checkout (CI clones the repository with ``shared/`` beside it). ermviz finds data only
+through ``ERMVIZ_DATA``, so the session points that variable at the shared folder unless
+the caller already set it. Tests never download: ``ERMVIZ_OFFLINE=1`` unless set.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parent.parent
+SHARED_DATASETS = REPO.parent / "shared" / "datasets"
+
+
+@pytest.fixture(scope="session", autouse=True)
+def ermviz_data_env() -> Iterator[str | None]:
+    """Set ERMVIZ_DATA (and ERMVIZ_OFFLINE) for the whole session, then restore them."""
+    saved = {key: os.environ.get(key) for key in ("ERMVIZ_DATA", "ERMVIZ_OFFLINE")}
+    data = os.environ.get("ERMVIZ_DATA") or (
+        str(SHARED_DATASETS) if SHARED_DATASETS.is_dir() else None
+    )
+    if data:
+        os.environ["ERMVIZ_DATA"] = data
+    os.environ.setdefault("ERMVIZ_OFFLINE", "1")  # a test must never reach the network
+    yield data
+    for key, value in saved.items():
+        if value is None:
+            os.environ.pop(key, None)
+        else:
+            os.environ[key] = value
+
+
+@pytest.fixture
+def shared_data(monkeypatch: pytest.MonkeyPatch, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The shared datasets folder, searched first and alone (cache: an empty folder).
+
+    Skips only when the folder does not exist.
+    """
+    if not SHARED_DATASETS.is_dir():
+        pytest.skip(
+            f"needs the shared datasets folder ../shared/datasets next to the repository "
+            f"({SHARED_DATASETS} does not exist)"
+        )
+    monkeypatch.setenv("ERMVIZ_DATA", str(SHARED_DATASETS))
+    monkeypatch.setenv("ERMVIZ_CACHE", str(tmp_path_factory.mktemp("empty-cache")))
+    return SHARED_DATASETS
+
+
+@pytest.fixture(scope="session")
+def real_data(ermviz_data_env: str | None) -> str:
+    """The folder ERMVIZ_DATA points at for the session; skips only when there is none."""
+    if not ermviz_data_env or not Path(ermviz_data_env.split(os.pathsep)[0]).is_dir():
+        pytest.skip(
+            "needs the real datasets: set ERMVIZ_DATA or put ../shared/datasets next to the "
+            "repository"
+        )
+    return ermviz_data_env
