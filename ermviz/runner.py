@@ -109,6 +109,12 @@ class Run:
         Target duration of one ``advance`` call (pause/stop latency).
     max_rows : int
         Trace thinning threshold.
+    keep_iterates : bool
+        Advance one iteration per call and keep every iterate and its active-set weights
+        (for the 2-D/3-D teaching views; small problems only).
+    step_delay : float
+        Seconds to sleep between calls (animation speed of teaching views); not counted
+        as solver time.
     """
 
     def __init__(
@@ -119,6 +125,8 @@ class Run:
         run_id: str | None = None,
         chunk_seconds: float = 0.02,
         max_rows: int = 100_000,
+        keep_iterates: bool = False,
+        step_delay: float = 0.0,
     ) -> None:
         self.solver = solver
         self.budget = budget or Budget()
@@ -137,6 +145,12 @@ class Run:
         self._resume.set()
         self._subscribers: list[Callable[[Run, int], None]] = []
         self._done = threading.Event()
+        self.keep_iterates = bool(keep_iterates)
+        self.step_delay = float(step_delay)
+        self._iterates: list[tuple[int, np.ndarray, np.ndarray]] = []
+        self._iterates_lock = threading.Lock()
+        if self.keep_iterates:
+            self._keep_iterate()
 
     # -- control ---------------------------------------------------------------------
     def start(self) -> Run:
@@ -207,11 +221,15 @@ class Run:
                 self._final_row("max_time", f"reached max_time={budget.max_time:g} s")
                 return
             remaining = budget.max_iter - solver.iteration
-            n = max(1, min(rows_per_call, remaining + 1))
+            n = 1 if self.keep_iterates else max(1, min(rows_per_call, remaining + 1))
             rows, status, dt = self._advance(n, budget.max_iter)
+            if self.keep_iterates:
+                self._keep_iterate()
             if status != STATUS_RUNNING:
                 self._finish(status)
                 return
+            if self.step_delay > 0:
+                self._stop.wait(self.step_delay)
             # Aim for chunk_seconds per call; grow at most 4x at a time.
             if dt > 0:
                 rows_per_call = int(min(max(rows * self.chunk_seconds / dt, 1), 4 * rows + 1))
@@ -277,6 +295,23 @@ class Run:
                 cb(self, seq)
             except Exception:  # a broken subscriber must not stop the solver
                 pass
+
+    def _keep_iterate(self) -> None:
+        it = self.solver.iteration
+        with self._iterates_lock:
+            if self._iterates and self._iterates[-1][0] == it:
+                return
+            self._iterates.append((it, self.solver.iterate(), self.solver.active_weights()))
+
+    def iterates(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Kept iterates (``keep_iterates=True``): iterations (k,), points (k, dim) and
+        active-set weights (k, n_atoms)."""
+        with self._iterates_lock:
+            items = list(self._iterates)
+        if not items:
+            return np.zeros(0, dtype=np.int64), np.zeros((0, 0)), np.zeros((0, 0))
+        its = np.array([i for i, _, _ in items], dtype=np.int64)
+        return its, np.vstack([x for _, x, _ in items]), np.vstack([w for _, _, w in items])
 
     # -- results ---------------------------------------------------------------------
     def frame(self) -> pd.DataFrame:

@@ -135,24 +135,24 @@ class Trace:
         cert = data[:, self._index["certificate"]]
         keep = np.zeros(self._n, dtype=bool)
         keep[0] = keep[-1] = True
-        # First hit of each new certificate level (20 per decade): time-to-threshold stays exact.
+        # First row at or below each new level 10^(m/20): time-to-threshold stays exact there.
         with np.errstate(divide="ignore", invalid="ignore"):
-            level = np.floor(np.log10(np.maximum(cert, 1e-300)) * self.levels_per_decade)
+            level = np.ceil(np.log10(np.maximum(cert, 1e-300)) * self.levels_per_decade)
         level = np.where(np.isfinite(level), level, np.inf)
         running = np.minimum.accumulate(level)
         keep[1:] |= running[1:] < running[:-1]
         # Log-spaced bins in the iteration count: first row of each bin.
-        target = max(self.max_rows // 4, 8)
+        # Aim at half the cap, accept up to three quarters: compaction stays amortized O(1).
         span = math.log1p(max(it[-1], 1.0))
-        width = span / target
+        width = span / max(self.max_rows // 2, 8)
         while True:
             bins = np.floor(np.log1p(it) / width)
             first = np.ones(self._n, dtype=bool)
             first[1:] = bins[1:] != bins[:-1]
             mask = keep | first
-            if mask.sum() <= self.max_rows // 2 or width > span:
+            if mask.sum() <= (3 * self.max_rows) // 4 or width > span:
                 break
-            width *= 2.0
+            width *= 1.5
         kept = data[mask]
         self._data[: kept.shape[0]] = kept
         self._n = kept.shape[0]

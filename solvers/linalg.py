@@ -79,14 +79,14 @@ def _is_csr(M) -> bool:
     return isinstance(M, types.BaseTuple)
 
 
-@overload(n_rows, inline="always")
+@overload(n_rows)
 def _n_rows(M):
     if _is_csr(M):
         return lambda M: M[2].shape[0] - 1
     return lambda M: M.shape[0]
 
 
-@overload(row_dot, inline="always")
+@overload(row_dot)
 def _row_dot(M, i, v):
     if _is_csr(M):
 
@@ -108,7 +108,7 @@ def _row_dot(M, i, v):
     return impl_dense
 
 
-@overload(row_axpy, inline="always")
+@overload(row_axpy)
 def _row_axpy(M, i, a, out):
     if _is_csr(M):
 
@@ -126,7 +126,7 @@ def _row_axpy(M, i, a, out):
     return impl_dense
 
 
-@overload(row_row_dot, inline="always")
+@overload(row_row_dot)
 def _row_row_dot(M, i, j):
     if _is_csr(M):
 
@@ -160,7 +160,7 @@ def _row_row_dot(M, i, j):
     return impl_dense
 
 
-@overload(matvec, inline="always")
+@overload(matvec)
 def _matvec(M, v, out):
     def impl(M, v, out):
         for i in range(n_rows(M)):
@@ -169,7 +169,7 @@ def _matvec(M, v, out):
     return impl
 
 
-@overload(rmatvec, inline="always")
+@overload(rmatvec)
 def _rmatvec(M, r, out):
     def impl(M, r, out):
         out[:] = 0.0

@@ -45,6 +45,10 @@ class Solver(ABC):
     def iterate(self) -> np.ndarray:
         """A copy of the current iterate."""
 
+    def active_weights(self) -> np.ndarray:
+        """A copy of the active-set weights (one per atom); empty if the method has none."""
+        return np.zeros(0)
+
     @property
     @abstractmethod
     def iteration(self) -> int:

@@ -152,6 +152,8 @@ class FrankWolfeSolver(Solver):
             raise TypeError(f"Frank-Wolfe methods do not solve {problem.name}")
         if step == "adaptive":
             self.lstate[0] = self._initial_lipschitz_estimate()
+        # Compile (or load from numba's cache) now, so solver time excludes compilation.
+        self._call(self._rec[:0])
 
     def _init_svm(self, pb: SvmDual) -> None:
         self._X = as_kernel_matrix(pb.X)
@@ -238,6 +240,10 @@ class FrankWolfeSolver(Solver):
 
     def iterate(self) -> np.ndarray:
         return self.x.copy()
+
+    def active_weights(self) -> np.ndarray:
+        """Atom weights: ``alpha`` itself on the simplex; ``mu`` (2 p,) on the l1 ball."""
+        return (self.mu if isinstance(self.problem, LogregL1) else self.x).copy()
 
     @property
     def iteration(self) -> int:

@@ -1,0 +1,39 @@
+# Two commands do all set-up on a fresh machine (see README):
+#   make serve   -> install into .venv, warm the numba cache, launch the dashboard (offline)
+#   make test    -> install into .venv (+ Debian's chromium for browser tests), lint, run all tests
+VENV ?= .venv
+PY := $(VENV)/bin/python
+STAMP := $(VENV)/.installed-stamp
+PORT ?= 5006
+
+.PHONY: test serve lint browser clean
+
+$(STAMP): pyproject.toml
+	python3 -m venv $(VENV)
+	$(PY) -m pip install --quiet --upgrade pip
+	$(PY) -m pip install --quiet -e '.[test]'
+	touch $(STAMP)
+
+# Browser tests drive Debian's chromium (no browser downloads are possible here).
+browser:
+	@if ! command -v chromium >/dev/null 2>&1; then \
+		if [ "$$(id -u)" = "0" ]; then \
+			apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null; \
+		else \
+			echo "note: chromium is not installed and this is not root; browser tests will be skipped"; \
+		fi; \
+	fi
+
+lint: $(STAMP)
+	$(VENV)/bin/ruff check .
+	$(VENV)/bin/ruff format --check .
+
+test: $(STAMP) browser lint
+	$(VENV)/bin/pytest
+
+serve: $(STAMP)
+	$(VENV)/bin/panel serve app.py --port $(PORT) --setup ermviz/app/warmup.py --show
+
+clean:
+	rm -rf $(VENV) .pytest_cache .ruff_cache test-artifacts
+	find . -name __pycache__ -type d -prune -exec rm -rf {} +
