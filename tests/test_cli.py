@@ -92,7 +92,7 @@ def test_run_prints_json_summary_last_and_writes_traces(capsys, tmp_path):
 
 
 def test_set_passes_declared_settings_and_rejects_others(capsys):
-    code, out, err = _run(
+    code, _, err = _run(
         capsys,
         "run",
         "--dataset",
