@@ -1,4 +1,4 @@
-"""Command line: ``python -m ermviz {run, methods, datasets}``.
+"""Command line: ``python -m ermviz {run, cv-radius, methods, datasets}``.
 
 ``run`` solves one problem headless with the same runner as the dashboard, shows a
 progress bar with the live certificate on stderr, optionally writes the trace (CSV or
@@ -85,6 +85,15 @@ def build_parser() -> argparse.ArgumentParser:
     )
     r.add_argument("--out", help="write the trace to FILE.csv or FILE.parquet")
     r.add_argument("--no-progress", action="store_true", help="no progress bar")
+
+    cv = sub.add_parser("cv-radius", help="choose the logreg-l1 radius by k-fold CV")
+    cv.add_argument("--dataset", required=True, help="catalog name, bundled name or path")
+    cv.add_argument("--folds", type=_int, default=5, help="number of stratified folds")
+    cv.add_argument("--seed", type=_int, default=0, help="seed of the fold assignment")
+    cv.add_argument(
+        "--radii", default=None, help="comma-separated candidate radii (default 10^-1 ... 10^3)"
+    )
+    cv.add_argument("--standardize", action="store_true", help="standardize features")
 
     sub.add_parser("methods", help="list problems, methods, step rules and their settings")
     sub.add_parser("datasets", help="list the dataset catalog and where each file is")
@@ -193,6 +202,25 @@ def _follow(run: Any, progress: bool) -> None:
                 return
 
 
+def _cmd_cv_radius(args: argparse.Namespace) -> int:
+    from ermviz.experiment import Preprocessing, load_data
+    from ermviz.model_selection import choose_radius_cv
+
+    radii = None
+    if args.radii:
+        try:
+            radii = [float(r) for r in args.radii.split(",")]
+        except ValueError:
+            raise SettingError(
+                f"--radii {args.radii!r} is not a comma-separated list of numbers"
+            ) from None
+    ds = load_data(args.dataset, Preprocessing(standardize=args.standardize))
+    result = choose_radius_cv(ds, radii, folds=args.folds, seed=args.seed)
+    print(result.table().to_string(index=False), file=sys.stderr)
+    print(json.dumps({"dataset": args.dataset, "radius": result.radius, "folds": args.folds}))
+    return 0
+
+
 def _cmd_methods() -> int:
     from ermviz.methods import METHODS, STEP_RULES
     from ermviz.problems import PROBLEMS
@@ -239,6 +267,8 @@ def main(argv: list[str] | None = None) -> int:
     try:
         if args.command == "run":
             return _cmd_run(args)
+        if args.command == "cv-radius":
+            return _cmd_cv_radius(args)
         if args.command == "methods":
             return _cmd_methods()
         return _cmd_datasets()

@@ -142,3 +142,17 @@ def declared_settings(problem: str, method: str, step: str) -> list[Setting]:
     out += list(get_method(method).settings)
     out += list(STEP_RULES[step].settings) if step in STEP_RULES else []
     return out
+
+
+def execute(cfg: RunConfig, *, run_id: str | None = None) -> tuple[Any, dict[str, Any]]:
+    """Run ``cfg`` to completion in this thread; return (trace DataFrame, summary).
+
+    A plain, picklable entry point: a process pool or a Dask worker ships a
+    :class:`RunConfig` and gets back plain data, with the same runner and the same trace
+    schema as the dashboard and the CLI.
+    """
+    run = make_run(cfg, run_id=run_id)
+    run.run()
+    summary = run.summary()
+    summary.update(run.solver.problem.test_metrics(run.solver.iterate()))
+    return run.frame(), summary

@@ -44,7 +44,15 @@ from solvers.tags import (
     STATUS_STALLED,
 )
 
-FINAL_STATUSES = ("converged", "max_iter", "max_time", "stopped", "stalled", "error")
+FINAL_STATUSES = (
+    "converged",
+    "max_iter",
+    "max_time",
+    "max_work",
+    "stopped",
+    "stalled",
+    "error",
+)
 
 
 @dataclass(frozen=True)
@@ -59,11 +67,17 @@ class Budget:
         Stop after this many steps (>= 1); the iterate reached is still recorded.
     max_time : float
         Stop after this many seconds of solver time (> 0).
+    max_work : tuple of (str, float), optional
+        Stop once a cumulative counter column of the trace reaches a limit, e.g.
+        ``("grad_evals", 1e4)``, ``("samples", 1e6)`` for stochastic methods,
+        ``("kernel_evals", 1e8)`` for kernel methods or ``("epoch", 50)`` for coordinate
+        descent (checked between chunks, so it may overshoot by one chunk).
     """
 
     tol: float = 1e-6
     max_iter: int = 1_000_000
     max_time: float = 60.0
+    max_work: tuple[str, float] | None = None
 
     def __post_init__(self) -> None:
         if not (isinstance(self.tol, int | float) and math.isfinite(self.tol) and self.tol > 0):
@@ -80,6 +94,10 @@ class Budget:
             raise SettingError(
                 f"max-time={self.max_time!r} is out of range; allowed range (0, inf) seconds"
             )
+        if self.max_work is not None:
+            name, limit = self.max_work
+            if not (isinstance(limit, int | float) and limit > 0):
+                raise SettingError(f"max-work {name}={limit!r} is out of range; allowed (0, inf)")
 
 
 @dataclass
@@ -135,6 +153,11 @@ class Run:
         self.chunk_seconds = float(chunk_seconds)
         extras = tuple(c for c in solver.columns if c not in _SOLVER_BASE)
         self.trace = Trace(extras, max_rows=max_rows)
+        if self.budget.max_work is not None and self.budget.max_work[0] not in extras:
+            raise SettingError(
+                f"max-work counter {self.budget.max_work[0]!r} is not recorded by this method; "
+                f"its counters: {', '.join(extras) or 'none'}"
+            )
         self.status = "ready"
         self.message = ""
         self.time_s = 0.0
@@ -220,6 +243,10 @@ class Run:
             if self.time_s >= budget.max_time:
                 self._final_row("max_time", f"reached max_time={budget.max_time:g} s")
                 return
+            if budget.max_work is not None and self._work_done() >= budget.max_work[1]:
+                name, limit = budget.max_work
+                self._final_row("max_work", f"reached {name}={limit:g}")
+                return
             remaining = budget.max_iter - solver.iteration
             n = 1 if self.keep_iterates else max(1, min(rows_per_call, remaining + 1))
             rows, status, dt = self._advance(n, budget.max_iter)
@@ -235,6 +262,10 @@ class Run:
                 rows_per_call = int(min(max(rows * self.chunk_seconds / dt, 1), 4 * rows + 1))
             else:
                 rows_per_call = 4 * rows + 1
+
+    def _work_done(self) -> float:
+        last = self.trace.last()
+        return 0.0 if last is None else last[self.budget.max_work[0]]
 
     def _advance(self, n: int, stop_at: int) -> tuple[int, int, float]:
         c0 = time.thread_time()

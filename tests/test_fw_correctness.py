@@ -120,3 +120,37 @@ def test_against_cvxpy(references, case, method, step):
         # Progress was made: the best gap fell well below its starting value (open-loop
         # steps make the gap oscillate, so the theory bounds its minimum, not its last value).
         assert gap.min() < 1e-2 * gap[0]
+
+
+def test_svm_primal_recovery_matches_cvxpy_primal(real_data):
+    """w = Z alpha, rho = f(alpha*), primal value -f*/2 against the primal solved directly."""
+    from ermviz.data import preprocess
+
+    ds = preprocess(load_dataset("breast-cancer_scale"), test_size=0.2, seed=0)
+    pb = build_problem("svm-dual", ds, C=1.0)
+    run = Run(build_solver(pb, "pfw", "exact", {}, 1e-12), Budget(tol=1e-12)).run()
+    assert run.status == "converged"
+    alpha = run.solver.iterate()
+    rec = pb.primal(alpha)
+    Xa = np.asarray(pb.X.todense()) if hasattr(pb.X, "todense") else pb.X
+    w, rho, xi = cp.Variable(Xa.shape[1]), cp.Variable(), cp.Variable(pb.n)
+    obj = 0.5 * cp.sum_squares(w) - rho + 0.5 * cp.sum_squares(xi)
+    cons = [cp.multiply(pb.y, Xa @ w) >= rho - xi]
+    prob = cp.Problem(cp.Minimize(obj), cons)
+    prob.solve(solver=cp.CLARABEL, tol_gap_abs=1e-12, tol_gap_rel=1e-12, tol_feas=1e-12)
+    np.testing.assert_allclose(rec["w"], w.value, rtol=1e-5, atol=1e-7)
+    assert rec["rho"] == pytest.approx(rho.value, rel=1e-6)
+    assert prob.value == pytest.approx(-0.5 * pb.objective(alpha), rel=1e-6)
+    # Test metrics come from sign(w^T [x; 1]) on the held-out 20 %.
+    m = pb.test_metrics(alpha)
+    scores = np.asarray(
+        np.hstack(
+            [
+                ds.X_test.toarray() if hasattr(ds.X_test, "toarray") else ds.X_test,
+                np.ones((ds.X_test.shape[0], 1)),
+            ]
+        )
+        @ w.value
+    ).ravel()
+    ref_acc = np.mean(np.where(scores >= 0, 1.0, -1.0) == ds.y_test)
+    assert m["test_accuracy"] == pytest.approx(ref_acc, abs=1.0 / len(ds.y_test) + 1e-12)

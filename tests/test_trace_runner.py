@@ -188,3 +188,44 @@ def test_subscribers_see_every_chunk(wdbc_svm):
     run.run()
     assert run.status == "converged"
     assert seqs[0] == 0 and seqs == sorted(seqs) and len(seqs) >= 2
+
+
+def test_work_budget_stops_on_a_counter(wdbc_svm):
+    run = Run(
+        build_solver(wdbc_svm, "fw", "diminishing", {}, 1e-12),
+        Budget(tol=1e-12, max_time=30, max_work=("grad_evals", 5000)),
+    ).run()
+    assert run.status == "max_work"
+    last = run.frame()["grad_evals"].iloc[-1]
+    assert 5000 <= last < 5000 + 50_000  # overshoot bounded by one chunk
+    with pytest.raises(SettingError, match="not recorded"):
+        Run(
+            build_solver(wdbc_svm, "fw", "diminishing", {}, 1e-12), Budget(max_work=("samples", 10))
+        )
+
+
+def test_runs_execute_in_other_processes():
+    """The same runner behind a process pool: a RunConfig goes out, plain data comes back."""
+    import multiprocessing as mp
+    from concurrent.futures import ProcessPoolExecutor
+
+    from ermviz.experiment import Preprocessing, RunConfig, execute
+
+    cfg = RunConfig(
+        "wdbc",
+        "svm-dual",
+        "pfw",
+        "exact",
+        {"C": 1.0},
+        Budget(tol=1e-8),
+        Preprocessing(standardize=True, test_size=0.2, seed=1),
+    )
+    with ProcessPoolExecutor(1, mp_context=mp.get_context("spawn")) as pool:
+        frame, summary = pool.submit(execute, cfg, run_id="remote").result(timeout=120)
+    local_frame, local_summary = execute(cfg, run_id="local")
+    assert summary["status"] == local_summary["status"] == "converged"
+    assert (frame["run_id"] == "remote").all()
+    # Deterministic kernels: the remote and local traces agree row for row.
+    np.testing.assert_array_equal(frame["iteration"], local_frame["iteration"])
+    np.testing.assert_allclose(frame["certificate"], local_frame["certificate"], rtol=1e-12)
+    assert 0.9 <= summary["test_accuracy"] <= 1.0
