@@ -1,4 +1,4 @@
-"""Command line: ``python -m ermviz {run, cv-radius, methods, datasets}``.
+"""Command line: ``python -m ermviz {run, sweep, report, cv-radius, methods, datasets}``.
 
 ``run`` solves one problem headless with the same runner as the dashboard, shows a
 progress bar with the live certificate on stderr, optionally writes the trace (CSV or
@@ -94,6 +94,21 @@ def build_parser() -> argparse.ArgumentParser:
         "--radii", default=None, help="comma-separated candidate radii (default 10^-1 ... 10^3)"
     )
     cv.add_argument("--standardize", action="store_true", help="standardize features")
+
+    sw = sub.add_parser("sweep", help="run a grid of cells on Dask (resumable)")
+    sw.add_argument("config", help="sweep config (TOML)")
+    sw.add_argument("--scheduler", help="address of an existing Dask scheduler")
+    sw.add_argument("--out", default="sweep-results", help="results folder")
+    sw.add_argument("--workers", type=_int, help="LocalCluster workers (default: cores)")
+    sw.add_argument("--retry-failed", action="store_true", help="re-run cells that failed")
+    sw.add_argument("--no-progress", action="store_true", help="no progress bar")
+
+    rp = sub.add_parser("report", help="tables, profiles and curves from a results folder")
+    rp.add_argument("dir", help="results folder of a sweep")
+    rp.add_argument("--eps", type=_float, nargs="+", help="thresholds (default: config's)")
+    rp.add_argument("--format", default="md", help="table format: md, csv or html")
+    rp.add_argument("--baseline", nargs="*", default=None, help="baseline method labels")
+    rp.add_argument("--chosen", nargs="*", default=None, help="labels of the chosen methods")
 
     sub.add_parser("methods", help="list problems, methods, step rules and their settings")
     sub.add_parser("datasets", help="list the dataset catalog and where each file is")
@@ -221,6 +236,45 @@ def _cmd_cv_radius(args: argparse.Namespace) -> int:
     return 0
 
 
+def _cmd_sweep(args: argparse.Namespace) -> int:
+    from ermviz.sweep import sweep
+
+    summ = sweep(
+        args.config,
+        args.out,
+        scheduler=args.scheduler,
+        workers=args.workers,
+        retry_failed=args.retry_failed,
+        progress=not args.no_progress and sys.stderr.isatty(),
+    )
+    counts = summ["status"].value_counts().to_dict()
+    print(json.dumps({"out": str(args.out), "cells": len(summ), "status": counts}))
+    return 0
+
+
+def _cmd_report(args: argparse.Namespace) -> int:
+    import tomllib
+
+    from ermviz.report import write_report
+
+    cfg_path = Path(args.dir) / "config.toml"
+    opts = tomllib.loads(cfg_path.read_text()).get("report", {}) if cfg_path.exists() else {}
+    eps = args.eps or opts.get("eps") or [1e-2, 1e-4, 1e-6]
+    baselines = args.baseline if args.baseline is not None else opts.get("baselines", [])
+    chosen = args.chosen if args.chosen is not None else opts.get("chosen", [])
+    result = write_report(args.dir, eps, args.format, baselines, chosen)
+    print(result["text"])
+    print(
+        json.dumps(
+            {
+                "report": str(Path(args.dir) / "report"),
+                "files": sorted(p.name for p in result["files"].values()),
+            }
+        )
+    )
+    return 0
+
+
 def _cmd_methods() -> int:
     from ermviz.methods import METHODS, STEP_RULES
     from ermviz.problems import PROBLEMS
@@ -269,6 +323,10 @@ def main(argv: list[str] | None = None) -> int:
             return _cmd_run(args)
         if args.command == "cv-radius":
             return _cmd_cv_radius(args)
+        if args.command == "sweep":
+            return _cmd_sweep(args)
+        if args.command == "report":
+            return _cmd_report(args)
         if args.command == "methods":
             return _cmd_methods()
         return _cmd_datasets()
