@@ -300,11 +300,14 @@ class LogregL1(Problem):
         return _binary_metrics(ds.y_test, self.decision_function(ds.X_test, x))
 
 
+# Problems of the Frank-Wolfe family; other families add theirs through ermviz.methods.
 PROBLEMS: dict[str, type[Problem]] = {cls.name: cls for cls in (SvmDual, LogregL1)}
 
 
 def get_problem(name: str) -> type[Problem]:
-    """The problem class registered under ``name``."""
+    """The problem class registered under ``name`` (any family's)."""
+    import ermviz.methods  # noqa: F401 - importing the registry registers every family
+
     try:
         return PROBLEMS[name]
     except KeyError:

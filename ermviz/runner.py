@@ -268,11 +268,14 @@ class Run:
         return 0.0 if last is None else last[self.budget.max_work[0]]
 
     def _advance(self, n: int, stop_at: int) -> tuple[int, int, float]:
+        solver = self.solver
+        e0, ec0 = solver.eval_seconds, solver.eval_cpu_seconds
         c0 = time.thread_time()
         t0 = time.perf_counter()
-        rec, status = self.solver.advance(n, stop_at)
-        dt = time.perf_counter() - t0
-        dc = time.thread_time() - c0
+        rec, status = solver.advance(n, stop_at)
+        # Evaluation the method does not need itself is not solver time.
+        dt = max(time.perf_counter() - t0 - (solver.eval_seconds - e0), 0.0)
+        dc = max(time.thread_time() - c0 - (solver.eval_cpu_seconds - ec0), 0.0)
         k = rec.shape[0]
         # Spread the chunk's time evenly over its rows (iterations in a chunk cost alike).
         frac = np.arange(1, k + 1) / max(k, 1)

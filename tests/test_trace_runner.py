@@ -229,3 +229,25 @@ def test_runs_execute_in_other_processes():
     np.testing.assert_array_equal(frame["iteration"], local_frame["iteration"])
     np.testing.assert_allclose(frame["certificate"], local_frame["certificate"], rtol=1e-12)
     assert 0.9 <= summary["test_accuracy"] <= 1.0
+
+
+class _SlowEvaluation(_Exploding):
+    """Each chunk spends 50 ms 'evaluating' and reports it: solver time must exclude it."""
+
+    def advance(self, max_rows, stop_at):
+        self.k += 1
+        t0, c0 = time.perf_counter(), time.thread_time()
+        while time.perf_counter() - t0 < 0.05:
+            pass
+        self.eval_seconds += time.perf_counter() - t0
+        self.eval_cpu_seconds += time.thread_time() - c0
+        return _rows(self.k, self.k + 1, lambda i: 1.0 + 0 * i), STATUS_RUNNING
+
+
+def test_evaluation_time_is_excluded_from_solver_time():
+    run = Run(_SlowEvaluation(), Budget(max_iter=10**6, max_time=60)).start()
+    time.sleep(0.5)
+    run.stop()
+    run.join(5)
+    assert run.trace.appended >= 5
+    assert run.time_s < 0.02 and run.cpu_s < 0.02

@@ -9,14 +9,24 @@ from __future__ import annotations
 
 from typing import Any
 
+import importlib
+
 from ermviz.errors import SettingError
-from ermviz.methods import frank_wolfe
 from ermviz.methods.base import MethodSpec, Solver, StepRuleSpec
-from ermviz.problems import Problem
+from ermviz.problems import PROBLEMS, Problem
 from ermviz.settings import resolve_settings
 
-METHODS: dict[str, MethodSpec] = {**frank_wolfe.METHODS}
-STEP_RULES: dict[str, StepRuleSpec] = {**frank_wolfe.STEP_RULES}
+# Each family module exports METHODS and, if it brings them, STEP_RULES and PROBLEMS.
+# A new family is one module here and one line in this tuple.
+FAMILIES = ("ermviz.methods.frank_wolfe",)
+
+METHODS: dict[str, MethodSpec] = {}
+STEP_RULES: dict[str, StepRuleSpec] = {}
+for _name in FAMILIES:
+    _family = importlib.import_module(_name)
+    METHODS.update(_family.METHODS)
+    STEP_RULES.update(getattr(_family, "STEP_RULES", {}))
+    PROBLEMS.update(getattr(_family, "PROBLEMS", {}))
 
 __all__ = [
     "METHODS",

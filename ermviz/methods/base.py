@@ -28,6 +28,11 @@ class Solver(ABC):
 
     columns: tuple[str, ...]
     certificate_kind: str = "fw_gap"
+    #: Cumulative wall and CPU seconds that ``advance`` spent evaluating certificates a
+    #: method does not need itself (e.g. the exact FW gap of an estimated-gradient method);
+    #: the runner subtracts them from solver time.
+    eval_seconds: float = 0.0
+    eval_cpu_seconds: float = 0.0
 
     @abstractmethod
     def advance(self, max_rows: int, stop_at: int) -> tuple[np.ndarray, int]:
