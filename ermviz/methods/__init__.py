@@ -7,9 +7,8 @@ here and registers its :class:`~ermviz.methods.base.MethodSpec` objects.
 
 from __future__ import annotations
 
-from typing import Any
-
 import importlib
+from typing import Any
 
 from ermviz.errors import SettingError
 from ermviz.methods.base import MethodSpec, Solver, StepRuleSpec
