@@ -53,12 +53,12 @@ def build_parser() -> argparse.ArgumentParser:
         required=True,
         help="catalog name, bundled name (wdbc, blobs, ...) or a LIBSVM/CSV path",
     )
-    r.add_argument("--problem", required=True, help="svm-dual or logreg-l1 (see `methods`)")
-    r.add_argument("--method", required=True, help="fw, afw or pfw (see `methods`)")
+    r.add_argument("--problem", required=True, help="problem name (see `methods`)")
+    r.add_argument("--method", required=True, help="method name (see `methods`)")
     r.add_argument(
         "--step",
-        default="exact",
-        help="step rule: diminishing, nonconvex, armijo, exact, short, adaptive",
+        default=None,
+        help="step rule (default: the method's own, e.g. exact for fw/afw/pfw; see `methods`)",
     )
     r.add_argument("--C", type=_float, help="svm-dual: penalty C > 0 (shorthand for --set C=)")
     r.add_argument(
@@ -159,7 +159,10 @@ def _cmd_run(args: argparse.Namespace) -> int:
         test_size=args.test_size,
         seed=args.seed,
     )
-    cfg = RunConfig(args.dataset, args.problem, args.method, args.step, settings, budget, prep)
+    from ermviz.methods import get_method
+
+    step = args.step or get_method(args.method).step
+    cfg = RunConfig(args.dataset, args.problem, args.method, step, settings, budget, prep)
     run = make_run(cfg)
     run.start()
     try:

@@ -86,3 +86,9 @@ class MethodSpec:
     settings: tuple[Setting, ...]
     reference: str
     factory: Callable[[Any, str, dict[str, Any], float], Solver]
+    default_step: str = ""
+
+    @property
+    def step(self) -> str:
+        """The step rule used when none is named: ``default_step`` or the first accepted."""
+        return self.default_step or self.step_rules[0]

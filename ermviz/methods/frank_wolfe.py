@@ -270,6 +270,7 @@ METHODS: dict[str, MethodSpec] = {
         FW_SETTINGS,
         "Frank & Wolfe 1956; Jaggi 2013",
         _factory("fw"),
+        default_step="exact",
     ),
     "afw": MethodSpec(
         "afw",
@@ -280,6 +281,7 @@ METHODS: dict[str, MethodSpec] = {
         FW_SETTINGS,
         "Guelat & Marcotte 1986; Lacoste-Julien & Jaggi 2015",
         _factory("afw"),
+        default_step="exact",
     ),
     "pfw": MethodSpec(
         "pfw",
@@ -290,5 +292,6 @@ METHODS: dict[str, MethodSpec] = {
         FW_SETTINGS,
         "Lacoste-Julien & Jaggi 2015",
         _factory("pfw"),
+        default_step="exact",
     ),
 }

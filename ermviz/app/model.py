@@ -1,0 +1,835 @@
+"""The dashboard's state: one :class:`DashboardModel` per browser session, no widgets.
+
+Everything the dashboard shows or does is decided here, so it can be driven and tested
+without a browser: the dataset (a bundled name, a catalog name found on disk, or a file
+the user uploaded), the problem and its settings, preprocessing, budgets, the seed, the
+list of racing runs (:class:`RunSpec`: method + step rule + that method's settings) and
+the live race itself (:class:`Slot`: one per run, holding the :class:`~ermviz.runner.Run`
+or the error that prevented it).
+
+Settings are never hard-coded: every value goes through the :class:`~ermviz.settings.Setting`
+declarations of the problem, method and step rule, so a new setting in the core shows up
+in the dashboard without a change here.
+
+Errors a user can cause (bad data, a method that does not solve the chosen problem, an
+out-of-range value) never escape as exceptions: they become the status ``error`` of the
+runs they concern and a notification (:meth:`DashboardModel.notify`).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import io
+import re
+import shutil
+import tempfile
+import threading
+from collections.abc import Callable, Iterable
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+import param
+
+from ermviz import data as data_mod
+from ermviz.errors import DataError, ErmvizError, SettingError
+from ermviz.experiment import Preprocessing, RunConfig, load_data, make_run
+from ermviz.methods import METHODS, STEP_RULES
+from ermviz.problems import PROBLEMS, Problem, build_problem, get_problem
+from ermviz.runner import Budget, Run, time_to_threshold
+from ermviz.settings import Setting
+
+#: Certificate levels whose first hitting time the results table reports.
+THRESHOLDS: tuple[float, ...] = (1e-2, 1e-4, 1e-6)
+#: Largest file the upload accepts.
+MAX_UPLOAD_BYTES = 50 * 1024 * 1024
+#: Prefix of the names uploaded files get in the dataset list (never valid in a link).
+UPLOAD_PREFIX = "upload:"
+#: One colour per run, shared by every plot (Bokeh's Category10, in order).
+PALETTE = (
+    "#1f77b4",
+    "#ff7f0e",
+    "#2ca02c",
+    "#d62728",
+    "#9467bd",
+    "#8c564b",
+    "#e377c2",
+    "#7f7f7f",
+    "#bcbd22",
+    "#17becf",
+)
+#: Runs a race may hold (one colour each).
+MAX_RUNS = len(PALETTE)
+#: Target duration of one solver chunk: small, so curves grow smoothly and pause/stop
+#: react within ~10 ms.
+CHUNK_SECONDS = 0.01
+
+#: What the dashboard opens on (measured on 2 cores, three runs racing: PFW converges at
+#: about 5 s of solver time, AFW at about 6 s, while vanilla FW is still at a gap of
+#: ~3e-5 when the 10 s budget ends it).
+DEFAULT_RACE = (("fw", "exact"), ("afw", "exact"), ("pfw", "exact"))
+
+# Suggested set-ups applied when the user picks a dataset (not when a link sets one).
+_RACE_PRESET: dict[str, Any] = {
+    "problem": "svm-dual",
+    "problem_settings": {},
+    "tol": 1e-6,
+    "max_iter": 1_000_000,
+    "max_time": 30.0,
+    "animate": False,
+}
+#: Teaching set-ups: tiny problems whose feasible set can be drawn, iterates kept and
+#: slowed down. toy-2d uses radius 3 because the optimum then lies inside an edge of the
+#: l1 diamond, where vanilla FW zig-zags between two vertices (radius 1: a vertex is
+#: optimal and every method stops after two steps).
+DATASET_PRESETS: dict[str, dict[str, Any]] = {
+    "wdbc": {
+        "problem": "svm-dual",
+        "problem_settings": {"C": 100.0},
+        "standardize": True,
+        "normalize": False,
+        "test_size": 0.0,
+        "tol": 1e-8,
+        "max_iter": 10_000_000,
+        "max_time": 10.0,
+        "animate": False,
+    },
+    "toy-simplex-3": {
+        "problem": "svm-dual",
+        "problem_settings": {},
+        "standardize": False,
+        "normalize": False,
+        "test_size": 0.0,
+        "tol": 1e-6,
+        "max_iter": 400,
+        "max_time": 30.0,
+        "animate": True,
+    },
+    "toy-simplex-4": {
+        "problem": "svm-dual",
+        "problem_settings": {},
+        "standardize": False,
+        "normalize": False,
+        "test_size": 0.0,
+        "tol": 1e-6,
+        "max_iter": 400,
+        "max_time": 30.0,
+        "animate": True,
+    },
+    "toy-2d": {
+        "problem": "logreg-l1",
+        "problem_settings": {"radius": 3.0},
+        "standardize": False,
+        "normalize": False,
+        "test_size": 0.0,
+        "tol": 1e-6,
+        "max_iter": 400,
+        "max_time": 30.0,
+        "animate": True,
+    },
+}
+
+#: Parameters that make up the shareable configuration (see :mod:`ermviz.app.urlstate`).
+CONFIG_PARAMS = (
+    "dataset",
+    "problem",
+    "problem_settings",
+    "standardize",
+    "normalize",
+    "test_size",
+    "seed",
+    "tol",
+    "max_iter",
+    "max_time",
+    "animate",
+    "step_delay",
+    "specs",
+)
+
+
+def one_line(exc: BaseException) -> str:
+    """A user-facing one-line message for ``exc`` (ermviz errors are one line already)."""
+    if isinstance(exc, ErmvizError):
+        return str(exc)
+    text = " ".join(str(exc).split())
+    return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
+
+
+def _panel_notifier(level: str, message: str) -> None:
+    """Show ``message`` as a Panel toast when a session with notifications exists."""
+    try:
+        import panel as pn
+    except ImportError:  # pragma: no cover - panel is a dependency
+        return
+    notifications = getattr(pn.state, "notifications", None)
+    if notifications is not None:
+        getattr(notifications, level, notifications.info)(message, duration=8000)
+
+
+def settings_of(method: str, step: str) -> list[Setting]:
+    """Declared settings of ``method`` together with those of its step rule ``step``."""
+    out = list(METHODS[method].settings) if method in METHODS else []
+    names = {s.name for s in out}
+    if step in STEP_RULES:
+        out += [s for s in STEP_RULES[step].settings if s.name not in names]
+    return out
+
+
+def parse_settings(decl: Iterable[Setting], given: dict[str, Any], owner: str) -> dict[str, Any]:
+    """Validate ``given`` against ``decl``; values equal to the default are dropped.
+
+    Raises :class:`SettingError` (one line) for an unknown name or a bad value.
+    """
+    by_name = {s.name: s for s in decl}
+    out = {}
+    for name, value in given.items():
+        if name not in by_name:
+            raise SettingError(
+                f"unknown setting {name!r} for {owner}; its settings: "
+                f"{', '.join(sorted(by_name)) or 'none'}"
+            )
+        parsed = by_name[name].parse(value, where=name)
+        if parsed is not None and parsed != by_name[name].default:
+            out[name] = parsed
+    return out
+
+
+class RunSpec(param.Parameterized):
+    """One racing run as the user set it up: method, step rule and that pair's settings.
+
+    ``settings`` holds only values that differ from the declared defaults, already
+    validated; :meth:`set_setting` is the way to change one.
+    """
+
+    method = param.Selector(default="fw", objects=list(METHODS), doc="Method (fw, afw, pfw ...)")
+    step = param.Selector(default="exact", objects=list(STEP_RULES), doc="Step rule")
+    settings = param.Dict(default={}, doc="Validated non-default method and step settings")
+
+    def __init__(self, **params: Any) -> None:
+        settings = params.pop("settings", {}) or {}
+        super().__init__(**params)
+        self._check_step()
+        self.settings = parse_settings(self.declared(), settings, self.owner)
+
+    @property
+    def owner(self) -> str:
+        return f"{self.method} with step {self.step}"
+
+    def declared(self) -> list[Setting]:
+        """The settings this method and step rule declare (widgets are built from these)."""
+        return settings_of(self.method, self.step)
+
+    @param.depends("method", "step", watch=True)
+    def _on_pair(self) -> None:
+        self._check_step()
+        names = {s.name for s in self.declared()}
+        kept = {k: v for k, v in self.settings.items() if k in names}
+        if kept != self.settings:
+            self.settings = kept
+
+    def _check_step(self) -> None:
+        rules = METHODS[self.method].step_rules
+        if self.step not in rules:
+            self.step = "exact" if "exact" in rules else rules[0]
+
+    def set_setting(self, name: str, value: Any) -> None:
+        """Set one declared setting (``None`` or the default removes the override)."""
+        decl = {s.name: s for s in self.declared()}
+        if name not in decl:
+            raise SettingError(
+                f"unknown setting {name!r} for {self.owner}; its settings: "
+                f"{', '.join(sorted(decl)) or 'none'}"
+            )
+        rest = {k: v for k, v in self.settings.items() if k != name}
+        if value is None or (isinstance(value, str) and not value.strip()):
+            self.settings = rest
+            return
+        self.settings = {**rest, **parse_settings([decl[name]], {name: value}, self.owner)}
+
+    def value_of(self, name: str) -> Any:
+        """Current value of a declared setting (the default when not overridden)."""
+        if name in self.settings:
+            return self.settings[name]
+        decl = {s.name: s for s in self.declared()}
+        return decl[name].default
+
+    def copy(self) -> RunSpec:
+        return RunSpec(method=self.method, step=self.step, settings=dict(self.settings))
+
+    def as_tuple(self) -> tuple[str, str, tuple[tuple[str, Any], ...]]:
+        return self.method, self.step, tuple(sorted(self.settings.items()))
+
+
+@dataclasses.dataclass(eq=False)
+class Slot:
+    """One run of the live race: its place, label and colour, and the run (or its error).
+
+    ``hits`` holds the solver time at which the certificate first fell to each of
+    :data:`THRESHOLDS`, kept up to date by the streaming pull while the run goes; once the
+    run has ended :meth:`final_hits` recomputes them from the whole trace.
+    """
+
+    index: int
+    label: str
+    color: str
+    method: str
+    step: str
+    settings: dict[str, Any]
+    run: Run | None = None
+    error: str = ""
+    dataset: str = ""
+    hits: dict[float, float] = dataclasses.field(
+        default_factory=lambda: dict.fromkeys(THRESHOLDS, float("nan"))
+    )
+    _final: dict[str, Any] | None = None
+
+    @property
+    def run_id(self) -> str:
+        return self.run.run_id if self.run is not None else f"failed-{self.index + 1}"
+
+    @property
+    def status(self) -> str:
+        if self.run is None:
+            return "error" if self.error else "ready"
+        return self.run.status
+
+    @property
+    def message(self) -> str:
+        if self.run is None:
+            return self.error
+        return self.run.message
+
+    @property
+    def done(self) -> bool:
+        return self.run is None or self.run.done
+
+    @property
+    def active(self) -> bool:
+        """True while the run's thread is advancing (not paused, not ended)."""
+        return self.run is not None and not self.run.done and self.run.status != "paused"
+
+    def final_extras(self) -> dict[str, Any]:
+        """Exact thresholds hitting times and test metrics of an ended run (computed once)."""
+        if self._final is None and self.run is not None and self.run.done:
+            frame = self.run.frame()
+            hits = time_to_threshold(frame, THRESHOLDS) if len(frame) else dict(self.hits)
+            try:
+                metrics = self.run.solver.problem.test_metrics(self.run.solver.iterate())
+            except Exception:  # metrics are a bonus; a failing one must not hide the run
+                metrics = {}
+            self._final = {"hits": hits, "metrics": metrics}
+        return self._final or {"hits": dict(self.hits), "metrics": {}}
+
+
+def available_datasets() -> dict[str, list[str]]:
+    """Dataset names the dashboard offers, grouped: bundled sets and catalog files on disk."""
+    bundled = list(data_mod.bundled_names())
+    on_disk = []
+    try:
+        entries = data_mod.catalog()
+    except DataError:
+        entries = {}
+    for name in entries:
+        try:
+            if data_mod.locate(name) is not None:
+                on_disk.append(name)
+        except DataError:
+            continue
+    return {"bundled": bundled, "catalog": on_disk}
+
+
+def describe_dataset(name: str) -> str:
+    """A short label for the dataset list: ``name (task, n x p)``."""
+    if name.startswith(UPLOAD_PREFIX):
+        return f"{name[len(UPLOAD_PREFIX) :]} (uploaded)"
+    try:
+        entry = data_mod.catalog().get(name)
+    except DataError:
+        entry = None
+    if entry is not None:
+        return f"{name} ({entry.task}, {entry.n} x {entry.p})"
+    spec = getattr(data_mod, "_BUNDLED", {}).get(name)
+    if spec is not None:
+        return f"{name} ({spec.task}, {spec.n} x {spec.p})"
+    return name
+
+
+def is_teachable(problem: Problem) -> bool:
+    """Whether the teaching view can draw ``problem``'s feasible set (2-D or 3-D)."""
+    if problem.name == "svm-dual":
+        return problem.n in (3, 4)
+    if problem.name == "logreg-l1":
+        return problem.p == 2
+    return False
+
+
+class DashboardModel(param.Parameterized):
+    """All the state of one dashboard session (configuration and live race).
+
+    The configuration parameters (:data:`CONFIG_PARAMS`) are what a shared link carries;
+    ``revision`` increases on every change of them, including a change inside a
+    :class:`RunSpec`. The race lives in ``slots`` (one :class:`Slot` per run);
+    ``race_revision`` increases when a new race replaces it (views rebuild their plots).
+    """
+
+    dataset = param.Selector(default="wdbc", objects=["wdbc"], doc="Dataset name")
+    problem = param.Selector(default="svm-dual", objects=list(PROBLEMS), doc="Problem")
+    problem_settings = param.Dict(default={}, doc="Validated non-default problem settings")
+    standardize = param.Boolean(default=True, doc="Scale features to unit variance")
+    normalize = param.Boolean(default=False, doc="Scale each row to unit l2 norm")
+    test_size = param.Number(
+        default=0.0, bounds=(0.0, 0.9), doc="Held-out test fraction (0: the dataset's own)"
+    )
+    seed = param.Integer(default=0, bounds=(0, 2**31 - 1), doc="Seed of the train/test split")
+    tol = param.Number(default=1e-8, doc="Stop when the certificate is at most tol")
+    max_iter = param.Integer(default=10_000_000, doc="Maximum steps per run")
+    max_time = param.Number(default=10.0, doc="Maximum solver seconds per run")
+    animate = param.Boolean(
+        default=False,
+        doc="Keep every iterate and slow the runs down for the teaching view (2-D/3-D problems)",
+    )
+    step_delay = param.Number(
+        default=0.03, bounds=(0.0, 1.0), doc="Seconds between teaching-view steps"
+    )
+    specs = param.List(default=[], item_type=RunSpec, doc="The racing runs")
+
+    # View options (not part of a shared link's meaning, but of the session's state).
+    log_x = param.Boolean(default=True, doc="Logarithmic x axes")
+    time_basis = param.Selector(
+        default="time_s", objects=["time_s", "cpu_s"], doc="Solver wall time or thread CPU time"
+    )
+    show_steps = param.Boolean(default=False, doc="Mark away, pairwise and drop steps")
+
+    slots = param.List(default=[], doc="The live race: one Slot per run")
+    race_revision = param.Integer(default=0, doc="Bumped when a new race replaces the old one")
+    revision = param.Integer(default=0, doc="Bumped on every configuration change")
+
+    def __init__(self, notifier: Callable[[str, str], None] | None = None, **params: Any) -> None:
+        groups = available_datasets()
+        names = groups["bundled"] + groups["catalog"]
+        self.dataset_groups = groups
+        specs = params.pop("specs", None)
+        super().__init__(**params)
+        self.param.dataset.objects = names
+        if self.dataset not in names:
+            self.dataset = names[0]
+        self._watched: set[int] = set()
+        self.specs = (
+            list(specs)
+            if specs is not None
+            else [RunSpec(method=m, step=s) for m, s in DEFAULT_RACE]
+        )
+        if "problem_settings" not in params and "dataset" not in params:
+            self.problem_settings = dict(DATASET_PRESETS["wdbc"]["problem_settings"])
+        self.notifier = notifier if notifier is not None else _panel_notifier
+        self.messages: list[tuple[str, str]] = []
+        self.uploads: dict[str, Path] = {}
+        self._upload_dir: Path | None = None
+        self._quiet = False
+        self._lock = threading.Lock()
+        self.problem_obj: Problem | None = None
+        self.param.watch(self._on_config, [p for p in CONFIG_PARAMS if p != "specs"])
+
+    # -- notifications ---------------------------------------------------------------
+    def notify(self, message: str, level: str = "error") -> None:
+        """Record ``message`` and show it to the user (a toast in a Panel session)."""
+        self.messages.append((level, message))
+        try:
+            self.notifier(level, message)
+        except Exception:  # a missing notification area must not turn into a failure
+            pass
+
+    # -- configuration ---------------------------------------------------------------
+    def _watch_spec(self, spec: RunSpec) -> None:
+        spec.param.watch(self._on_spec, ["method", "step", "settings"])
+
+    def _on_spec(self, *_: Any) -> None:
+        self.revision += 1
+
+    @param.depends("specs", watch=True)
+    def _on_specs(self) -> None:
+        for spec in self.specs:
+            if id(spec) not in self._watched:
+                self._watch_spec(spec)
+                self._watched.add(id(spec))
+        self.revision += 1
+
+    def _on_config(self, *events: Any) -> None:
+        names = {e.name for e in events}
+        if "problem" in names:
+            self._drop_undeclared_problem_settings()
+        if "dataset" in names and not self._quiet:
+            self.apply_preset(self.dataset)
+        self.revision += 1
+
+    def _drop_undeclared_problem_settings(self) -> None:
+        declared = {s.name for s in get_problem(self.problem).settings_decl}
+        kept = {k: v for k, v in self.problem_settings.items() if k in declared}
+        if kept != self.problem_settings:
+            self.problem_settings = kept
+
+    def quietly(self) -> _Quiet:
+        """Context manager: set parameters without applying dataset presets (links)."""
+        return _Quiet(self)
+
+    def apply_preset(self, name: str) -> None:
+        """Apply the suggested set-up of dataset ``name`` (problem, settings, budgets)."""
+        preset = DATASET_PRESETS.get(name, _RACE_PRESET)
+        with self.quietly():
+            self.param.update(**{k: v for k, v in preset.items() if k != "problem_settings"})
+            self.problem_settings = dict(preset["problem_settings"])
+
+    def problem_declared(self) -> list[Setting]:
+        return list(get_problem(self.problem).settings_decl)
+
+    def set_problem_setting(self, name: str, value: Any) -> None:
+        """Set one declared problem setting (``None`` or the default removes the override)."""
+        decl = {s.name: s for s in self.problem_declared()}
+        if name not in decl:
+            raise SettingError(
+                f"unknown setting {name!r} for {self.problem}; its settings: "
+                f"{', '.join(sorted(decl)) or 'none'}"
+            )
+        rest = {k: v for k, v in self.problem_settings.items() if k != name}
+        if value is None or (isinstance(value, str) and not value.strip()):
+            self.problem_settings = rest
+            return
+        self.problem_settings = {
+            **rest,
+            **parse_settings([decl[name]], {name: value}, self.problem),
+        }
+
+    def problem_value(self, name: str) -> Any:
+        if name in self.problem_settings:
+            return self.problem_settings[name]
+        return {s.name: s for s in self.problem_declared()}[name].default
+
+    def methods_for_problem(self) -> list[str]:
+        return [m for m, spec in METHODS.items() if self.problem in spec.problems]
+
+    def add_run(self, method: str | None = None, step: str = "exact") -> RunSpec | None:
+        """Append a run (default: the first method solving the problem that is not racing)."""
+        if len(self.specs) >= MAX_RUNS:
+            self.notify(f"a race holds at most {MAX_RUNS} runs; remove one first", "warning")
+            return None
+        if method is None:
+            racing = {s.method for s in self.specs}
+            candidates = self.methods_for_problem() or list(METHODS)
+            method = next((m for m in candidates if m not in racing), candidates[0])
+        spec = RunSpec(method=method, step=step)
+        self.specs = [*self.specs, spec]
+        return spec
+
+    def duplicate_run(self, index: int) -> RunSpec | None:
+        if len(self.specs) >= MAX_RUNS:
+            self.notify(f"a race holds at most {MAX_RUNS} runs; remove one first", "warning")
+            return None
+        spec = self.specs[index].copy()
+        self.specs = [*self.specs[: index + 1], spec, *self.specs[index + 1 :]]
+        return spec
+
+    def remove_run(self, index: int) -> None:
+        self.specs = [s for i, s in enumerate(self.specs) if i != index]
+
+    def budget(self) -> Budget:
+        return Budget(
+            tol=float(self.tol), max_iter=int(self.max_iter), max_time=float(self.max_time)
+        )
+
+    def preprocessing(self) -> Preprocessing:
+        return Preprocessing(
+            standardize=bool(self.standardize),
+            normalize=bool(self.normalize),
+            test_size=float(self.test_size) if self.test_size else None,
+            seed=int(self.seed),
+        )
+
+    def dataset_source(self) -> str:
+        """What :func:`ermviz.data.load_dataset` is given: a name, or an upload's temp path."""
+        if self.dataset in self.uploads:
+            return str(self.uploads[self.dataset])
+        return self.dataset
+
+    def labels(self) -> list[str]:
+        """One distinct label per run: ``FW exact``, and ``(2)`` ... for repeats."""
+        out, seen = [], {}
+        for spec in self.specs:
+            base = f"{spec.method.upper()} {spec.step}"
+            if spec.settings:
+                base += " " + " ".join(f"{k}={v}" for k, v in sorted(spec.settings.items()))
+            seen[base] = seen.get(base, 0) + 1
+            out.append(base if seen[base] == 1 else f"{base} ({seen[base]})")
+        return out
+
+    def run_configs(self) -> list[RunConfig]:
+        """One :class:`RunConfig` per run spec (budgets and preprocessing validated here)."""
+        budget = self.budget()
+        prep = self.preprocessing()
+        return [
+            RunConfig(
+                dataset=self.dataset_source(),
+                problem=self.problem,
+                method=spec.method,
+                step=spec.step,
+                settings={**self.problem_settings, **spec.settings},
+                budget=budget,
+                preprocessing=prep,
+                label=label,
+            )
+            for spec, label in zip(self.specs, self.labels(), strict=True)
+        ]
+
+    def build_problem(self) -> Problem:
+        """Load the data once and build the problem every run of the race shares."""
+        ds = load_data(self.dataset_source(), self.preprocessing())
+        return build_problem(self.problem, ds, **self.problem_settings)
+
+    # -- the race --------------------------------------------------------------------
+    def prepare(self) -> list[Slot]:
+        """Build (not start) the runs of a new race; slow part (data, problem, numba).
+
+        Safe to call from a worker thread: it touches no widget and notifies nobody;
+        :meth:`launch` reports the errors it recorded in the slots.
+        """
+        slots = [
+            Slot(
+                index=i,
+                label=label,
+                color=PALETTE[i % len(PALETTE)],
+                method=spec.method,
+                step=spec.step,
+                settings=dict(spec.settings),
+                dataset=self.dataset,
+            )
+            for i, (spec, label) in enumerate(zip(self.specs, self.labels(), strict=True))
+        ]
+        if not slots:
+            return slots
+        try:
+            configs = self.run_configs()
+            problem = self.build_problem()
+        except Exception as exc:  # bad data or settings: every run of the race fails alike
+            for slot in slots:
+                slot.error = one_line(exc)
+            self.problem_obj = None
+            return slots
+        self.problem_obj = problem
+        keep = bool(self.animate) and is_teachable(problem)
+        for slot, cfg in zip(slots, configs, strict=True):
+            try:
+                run = make_run(cfg, problem=problem, chunk_seconds=CHUNK_SECONDS)
+                if keep:
+                    # make_run has no keep_iterates switch: re-wrap its solver in a Run that
+                    # keeps every iterate and waits step_delay between steps.
+                    run = Run(
+                        run.solver,
+                        run.budget,
+                        run.info,
+                        run_id=run.run_id,
+                        chunk_seconds=CHUNK_SECONDS,
+                        keep_iterates=True,
+                        step_delay=float(self.step_delay),
+                    )
+                run.info.dataset = self.dataset
+                slot.run = run
+            except Exception as exc:  # one bad run must not stop the others
+                slot.error = one_line(exc)
+        return slots
+
+    def launch(self, slots: list[Slot]) -> None:
+        """Replace the race by ``slots``, start their runs, report their build errors."""
+        self.stop(wait=0.2)
+        with self._lock:
+            self.slots = slots
+            self.race_revision += 1
+        for slot in slots:
+            if slot.run is not None:
+                slot.run.start()
+        errors = [s for s in slots if s.error]
+        if errors:
+            if all(s.error == errors[0].error for s in errors) and len(errors) == len(slots):
+                self.notify(f"no run could start: {errors[0].error}")
+            else:
+                for slot in errors:
+                    self.notify(f"{slot.label}: {slot.error}")
+
+    def start(self) -> list[Slot]:
+        """Build and start a new race (synchronously; the dashboard splits the two parts)."""
+        if not self.specs:
+            self.notify("add at least one run before starting", "warning")
+            return []
+        slots = self.prepare()
+        self.launch(slots)
+        return slots
+
+    @property
+    def active(self) -> bool:
+        """True while at least one run is advancing."""
+        return any(s.active for s in self.slots)
+
+    @property
+    def paused(self) -> bool:
+        return any(s.run is not None and s.run.status == "paused" for s in self.slots)
+
+    @property
+    def race_status(self) -> str:
+        """``idle`` (no race), ``running``, ``paused`` or ``finished``."""
+        if not self.slots:
+            return "idle"
+        if self.active:
+            return "running"
+        if self.paused:
+            return "paused"
+        return "finished"
+
+    def pause(self) -> None:
+        for slot in self.slots:
+            if slot.run is not None:
+                slot.run.pause()
+
+    def resume(self) -> None:
+        for slot in self.slots:
+            if slot.run is not None and slot.run.status == "paused":
+                slot.run.resume()
+
+    def stop(self, wait: float = 1.0) -> None:
+        """Stop every run; each keeps its trace (ending with its last iterate)."""
+        runs = [s.run for s in self.slots if s.run is not None and not s.run.done]
+        for run in runs:
+            run.stop()
+        for run in runs:
+            run.join(wait)
+
+    def reset(self) -> None:
+        """Stop the race and clear it (the configuration stays)."""
+        self.stop()
+        with self._lock:
+            self.slots = []
+            self.race_revision += 1
+
+    def shutdown(self) -> None:
+        """End of the session: stop every run and delete uploaded files."""
+        for slot in self.slots:
+            if slot.run is not None:
+                slot.run.stop()
+        if self._upload_dir is not None:
+            shutil.rmtree(self._upload_dir, ignore_errors=True)
+            self._upload_dir = None
+
+    # -- uploads ---------------------------------------------------------------------
+    def add_upload(self, filename: str, content: bytes | str) -> str | None:
+        """Store an uploaded LIBSVM/CSV file, check that it parses, and select it.
+
+        Returns the dataset name it gets (``upload:<file name>``), or None after notifying
+        the reason (too large, empty, unparsable: the parser's one-line message).
+        """
+        if isinstance(content, str):
+            content = content.encode("utf-8")
+        safe = re.sub(r"[^A-Za-z0-9._-]+", "_", Path(str(filename)).name).lstrip(".") or "upload"
+        if len(content) > MAX_UPLOAD_BYTES:
+            self.notify(
+                f"{safe}: {len(content) / 2**20:.1f} MB is over the {MAX_UPLOAD_BYTES // 2**20} MB "
+                "upload limit; use a catalog dataset or a smaller file"
+            )
+            return None
+        if not content.strip():
+            self.notify(f"{safe}: the file is empty")
+            return None
+        if self._upload_dir is None:
+            self._upload_dir = Path(tempfile.mkdtemp(prefix="ermviz-upload-"))
+        folder = Path(tempfile.mkdtemp(dir=self._upload_dir))
+        path = folder / safe
+        path.write_bytes(content)
+        try:
+            data_mod.load_dataset(path)
+        except Exception as exc:
+            shutil.rmtree(folder, ignore_errors=True)
+            # Name the user's file, not the server's temporary path.
+            self.notify(f"could not read {safe}: {one_line(exc).replace(str(path), safe)}")
+            return None
+        name = f"{UPLOAD_PREFIX}{safe}"
+        self.uploads[name] = path
+        objects = list(self.param.dataset.objects)
+        if name not in objects:
+            self.param.dataset.objects = [*objects, name]
+        self.dataset = name
+        return name
+
+    # -- results ---------------------------------------------------------------------
+    def results(self) -> pd.DataFrame:
+        """One row per run: label, status, iterations, times, final certificate and objective,
+        time to reach each threshold, test accuracy (when there is a test split), message."""
+        rows = []
+        for slot in self.slots:
+            run = slot.run
+            last = (run.trace.last() if run is not None else None) or {}
+            extras = slot.final_extras() if slot.done else {"hits": slot.hits, "metrics": {}}
+            row = {
+                "run": slot.label,
+                "run_id": slot.run_id,
+                "status": slot.status,
+                "iterations": int(last.get("iteration", 0)),
+                "time_s": run.time_s if run is not None else 0.0,
+                "cpu_s": run.cpu_s if run is not None else 0.0,
+                "certificate": last.get("certificate", np.nan),
+                "objective": last.get("objective", np.nan),
+            }
+            for eps in THRESHOLDS:
+                row[f"t<={eps:.0e}"] = extras["hits"].get(eps, np.nan)
+            row["test_accuracy"] = extras["metrics"].get("test_accuracy", np.nan)
+            row["message"] = slot.message
+            rows.append(row)
+        columns = [
+            "run",
+            "run_id",
+            "status",
+            "iterations",
+            "time_s",
+            "cpu_s",
+            "certificate",
+            "objective",
+            *[f"t<={eps:.0e}" for eps in THRESHOLDS],
+            "test_accuracy",
+            "message",
+        ]
+        return pd.DataFrame(rows, columns=columns)
+
+    def traces(self) -> pd.DataFrame:
+        """Every run's whole trace (``run.frame()``), with its label, in one tidy frame."""
+        frames = []
+        for slot in self.slots:
+            if slot.run is None:
+                continue
+            frame = slot.run.frame()
+            frame.insert(1, "label", slot.label)
+            frames.append(frame)
+        if not frames:
+            return pd.DataFrame(columns=["run_id", "label"])
+        return pd.concat(frames, ignore_index=True)
+
+    def export_csv(self) -> io.BytesIO:
+        buf = io.BytesIO()
+        self.traces().to_csv(buf, index=False)
+        buf.seek(0)
+        return buf
+
+    def export_parquet(self) -> io.BytesIO:
+        buf = io.BytesIO()
+        self.traces().to_parquet(buf, index=False)
+        buf.seek(0)
+        return buf
+
+
+class _Quiet:
+    def __init__(self, model: DashboardModel) -> None:
+        self.model = model
+        self.saved = False
+
+    def __enter__(self) -> DashboardModel:
+        self.saved = self.model._quiet
+        self.model._quiet = True
+        return self.model
+
+    def __exit__(self, *exc: object) -> None:
+        self.model._quiet = self.saved

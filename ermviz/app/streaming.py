@@ -1,0 +1,398 @@
+"""Per-session pull of new trace rows (and teaching-view iterates) into Bokeh sources.
+
+One :class:`Streamer` per browser session owns one :class:`RunSources` per run of the
+race and ONE periodic callback (an ``async def``, every :data:`PERIOD_MS` ms) that reads
+each run's trace with ``trace.since(seq)`` and sends only new, log-thinned points with
+``ColumnDataSource.stream(new, rollover=None)`` inside ``pn.io.hold()``, so a tick is one
+message to the browser. This design was measured on the 2-core target machine: HoloViews
+``Buffer`` streams lost points or stalled the server, scheduling a callback per solver
+chunk fell seconds behind, and ``stream`` cannot be called from a solver thread at all.
+
+Thinning: a row is sent when its iteration crosses the next point of a geometric grid
+(ratio :data:`GRID_RATIO`: every iteration up to ~50, then ~115 points per decade), and
+the newest row of every tick is always sent so curves end at the current iterate. The
+periodic callback stops as soon as no run of the session is advancing (the server is idle
+when nothing runs) and is restarted by :meth:`Streamer.start`.
+
+Log axes: Bokeh drops values <= 0 on log scales, so certificates and step sizes are
+clipped at :data:`FLOOR` and iterations are plotted as ``iteration + 1`` (column ``k1``).
+
+The module also holds the teaching view's geometry (:class:`Geometry`): where a toy
+problem's atoms are drawn and how an iterate is projected into the plane.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+from bokeh.models import ColumnDataSource
+
+from ermviz.app.model import THRESHOLDS, DashboardModel, Slot
+from ermviz.problems import Problem
+from solvers.tags import STEP_NAMES
+
+#: Refresh period of the live plots (milliseconds).
+PERIOD_MS = 150
+#: Ratio of the geometric grid in the iteration count that decides which rows are sent.
+GRID_RATIO = 1.02
+#: Smallest value plotted on a log axis (certificates, step sizes).
+FLOOR = 1e-16
+#: Columns of every run's trace source.
+TRACE_COLUMNS = (
+    "iteration",
+    "k1",
+    "time_s",
+    "cpu_s",
+    "certificate",
+    "objective",
+    "step_size",
+    "active_size",
+    "step",
+)
+_LOG_RATIO = math.log(GRID_RATIO)
+
+
+def _empty_trace() -> dict[str, Any]:
+    return {c: ([] if c == "step" else np.zeros(0)) for c in TRACE_COLUMNS}
+
+
+def thin_rows(iteration: np.ndarray, last_bin: float) -> tuple[np.ndarray, float]:
+    """Indices of the rows to send and the new last grid bin.
+
+    A row is kept when its grid bin ``floor(log(it + 1) / log(GRID_RATIO))`` is beyond
+    ``last_bin`` and it is the first row of that bin; the last row is always kept.
+    """
+    if iteration.size == 0:
+        return np.zeros(0, dtype=np.int64), last_bin
+    bins = np.floor(np.log1p(np.maximum(iteration, 0.0)) / _LOG_RATIO)
+    first = np.ones(bins.size, dtype=bool)
+    first[1:] = bins[1:] != bins[:-1]
+    keep = first & (bins > last_bin)
+    keep[-1] = True
+    idx = np.flatnonzero(keep)
+    return idx, max(last_bin, float(bins[-1]))
+
+
+# ---------------------------------------------------------------------------------------
+# Teaching-view geometry
+
+
+_TRIANGLE = np.array([[0.0, 0.0], [1.0, 0.0], [0.5, math.sqrt(3.0) / 2.0]])
+# The tetrahedron seen from above its 4th vertex: that vertex is drawn inside the base
+# triangle (slightly off the centroid so that no two edges overlap).
+_TETRAHEDRON = np.vstack([_TRIANGLE, [[0.54, 0.34]]])
+
+
+@dataclass
+class Geometry:
+    """How a 2-D or 3-D toy problem is drawn.
+
+    Attributes
+    ----------
+    kind : {"triangle", "tetrahedron", "diamond"}
+        The feasible set: the simplex of 3 points, of 4 points, or the l1 ball of R^2.
+    atoms : ndarray of shape (n_atoms, 2)
+        Where each atom (vertex) of the feasible set is drawn; atom order is the solver's
+        (simplex: ``e_i``; l1 ball: ``2j = +r e_j``, ``2j+1 = -r e_j``).
+    atom_labels : list of str
+    edges : list of (int, int)
+        Pairs of atoms joined by an edge of the drawing.
+    outline : list of int
+        Atoms around the drawn region, in order (the polygon to fill).
+    """
+
+    kind: str
+    atoms: np.ndarray
+    atom_labels: list[str]
+    edges: list[tuple[int, int]]
+    outline: list[int]
+    radius: float = 1.0
+    faces: list[tuple[int, int, int]] = field(default_factory=list)
+
+    def project(self, X: np.ndarray) -> np.ndarray:
+        """Plane coordinates (k, 2) of iterates ``X`` (k, dim)."""
+        X = np.atleast_2d(np.asarray(X, dtype=float))
+        if self.kind == "diamond":
+            return X[:, :2].copy()
+        return X @ self.atoms
+
+    def active_atoms(self, weights: np.ndarray, tol: float = 1e-12) -> np.ndarray:
+        """Indices of atoms with positive weight (the active set)."""
+        weights = np.asarray(weights, dtype=float).ravel()
+        if weights.size != self.atoms.shape[0]:
+            return np.zeros(0, dtype=np.int64)
+        return np.flatnonzero(weights > tol)
+
+    def objective_grid(self, problem: Problem, resolution: int = 121) -> tuple:
+        """``(xs, ys, Z)``: the objective on a grid over the drawing (NaN outside it).
+
+        Triangle: barycentric coordinates of each grid point. Tetrahedron: each point of
+        the outer triangle lies on one of the three faces through vertex 4 (the faces seen
+        from above it); the objective is evaluated there. Diamond: Cartesian coordinates.
+        """
+        lo = self.atoms.min(axis=0)
+        hi = self.atoms.max(axis=0)
+        pad = 0.02 * (hi - lo)
+        xs = np.linspace(lo[0] - pad[0], hi[0] + pad[0], resolution)
+        ys = np.linspace(lo[1] - pad[1], hi[1] + pad[1], resolution)
+        Z = np.full((resolution, resolution), np.nan)
+        for i, y in enumerate(ys):
+            for j, x in enumerate(xs):
+                point = self._point_at(np.array([x, y]))
+                if point is not None:
+                    Z[i, j] = problem.objective(point)
+        return xs, ys, Z
+
+    def _point_at(self, xy: np.ndarray) -> np.ndarray | None:
+        """The feasible point drawn at ``xy`` (None outside the drawing)."""
+        if self.kind == "diamond":
+            return xy.copy() if abs(xy[0]) + abs(xy[1]) <= self.radius else None
+        faces = self.faces or [(0, 1, 2)]
+        for face in faces:
+            bary = _barycentric(xy, self.atoms[list(face)])
+            if np.all(bary >= -1e-12):
+                alpha = np.zeros(self.atoms.shape[0])
+                alpha[list(face)] = np.clip(bary, 0.0, None)
+                return alpha / alpha.sum()
+        return None
+
+
+def _barycentric(xy: np.ndarray, tri: np.ndarray) -> np.ndarray:
+    T = np.column_stack([tri[0] - tri[2], tri[1] - tri[2]])
+    l12 = np.linalg.solve(T, xy - tri[2])
+    return np.array([l12[0], l12[1], 1.0 - l12.sum()])
+
+
+def geometry_for(problem: Problem | None) -> Geometry | None:
+    """The drawing of ``problem``'s feasible set, or None when it is not 2-D or 3-D."""
+    if problem is None:
+        return None
+    if problem.name == "svm-dual" and problem.n == 3:
+        return Geometry(
+            "triangle",
+            _TRIANGLE.copy(),
+            ["e1", "e2", "e3"],
+            [(0, 1), (1, 2), (2, 0)],
+            [0, 1, 2],
+        )
+    if problem.name == "svm-dual" and problem.n == 4:
+        return Geometry(
+            "tetrahedron",
+            _TETRAHEDRON.copy(),
+            ["e1", "e2", "e3", "e4"],
+            [(0, 1), (1, 2), (2, 0), (0, 3), (1, 3), (2, 3)],
+            [0, 1, 2],
+            faces=[(0, 1, 3), (1, 2, 3), (2, 0, 3)],
+        )
+    if problem.name == "logreg-l1" and problem.p == 2:
+        r = float(problem.radius)
+        atoms = np.array([[r, 0.0], [-r, 0.0], [0.0, r], [0.0, -r]])
+        return Geometry(
+            "diamond",
+            atoms,
+            ["+r e1", "-r e1", "+r e2", "-r e2"],
+            [(0, 2), (2, 1), (1, 3), (3, 0)],
+            [0, 2, 1, 3],
+            radius=r,
+        )
+    return None
+
+
+# ---------------------------------------------------------------------------------------
+# Sources and the pull
+
+
+class RunSources:
+    """The Bokeh sources of one run: its thinned trace and its teaching-view path.
+
+    Sources carry names (``trace:<run_id>``, ``path:<run_id>``) so that a page script can
+    find them in ``Bokeh.documents[0]``.
+    """
+
+    def __init__(self, slot: Slot, geometry: Geometry | None = None) -> None:
+        self.slot = slot
+        self.geometry = geometry
+        rid = slot.run_id
+        self.trace = ColumnDataSource(_empty_trace(), name=f"trace:{rid}")
+        self.path = ColumnDataSource({"x": [], "y": [], "iteration": []}, name=f"path:{rid}")
+        self.current = ColumnDataSource({"x": [], "y": []}, name=f"current:{rid}")
+        self.active = ColumnDataSource({"x": [], "y": [], "weight": []}, name=f"active:{rid}")
+        self.seq = 0  # next trace seq to read
+        self.last_bin = -1.0
+        self.iterates_seen = 0
+        self.active_key: tuple[int, ...] | None = None
+        self.best_objective = math.inf
+        self.sent = 0  # rows streamed so far
+
+    def pull(self) -> int:
+        """Stream the rows appended since the last pull (thinned); returns rows sent."""
+        run = self.slot.run
+        if run is None:
+            return 0
+        rows = run.trace.since(self.seq)
+        seq = rows["seq"]
+        if seq.size == 0:
+            sent = 0
+        else:
+            self.seq = int(seq[-1]) + 1
+            self._record_hits(rows)
+            finite = rows["objective"][np.isfinite(rows["objective"])]
+            if finite.size:
+                self.best_objective = min(self.best_objective, float(finite.min()))
+            idx, self.last_bin = thin_rows(rows["iteration"], self.last_bin)
+            new = {
+                "iteration": rows["iteration"][idx],
+                "k1": rows["iteration"][idx] + 1.0,
+                "time_s": rows["time_s"][idx],
+                "cpu_s": rows["cpu_s"][idx],
+                "certificate": np.maximum(rows["certificate"][idx], FLOOR),
+                "objective": rows["objective"][idx],
+                "step_size": np.maximum(rows["step_size"][idx], FLOOR),
+                "active_size": rows["active_size"][idx],
+                "step": [STEP_NAMES.get(int(c), "none") for c in rows["step_type"][idx]],
+            }
+            self.trace.stream(new, rollover=None)
+            sent = idx.size
+            self.sent += sent
+        if self.geometry is not None and run.keep_iterates:
+            self._pull_iterates()
+        return sent
+
+    def _record_hits(self, rows: dict[str, np.ndarray]) -> None:
+        """First solver time at which the certificate reached each threshold (every row,
+        before thinning, so the live results table is exact)."""
+        cert = rows["certificate"]
+        for eps in THRESHOLDS:
+            if math.isnan(self.slot.hits.get(eps, math.nan)):
+                hit = np.flatnonzero(cert <= eps)
+                if hit.size:
+                    self.slot.hits[eps] = float(rows["time_s"][hit[0]])
+
+    def _pull_iterates(self) -> None:
+        its, X, W = self.slot.run.iterates()
+        if its.size <= self.iterates_seen:
+            return
+        xy = self.geometry.project(X[self.iterates_seen :])
+        self.path.stream(
+            {"x": xy[:, 0], "y": xy[:, 1], "iteration": its[self.iterates_seen :].astype(float)},
+            rollover=None,
+        )
+        self.iterates_seen = its.size
+        self.current.data = {"x": [float(xy[-1, 0])], "y": [float(xy[-1, 1])]}
+        act = self.geometry.active_atoms(W[-1])
+        key = tuple(int(a) for a in act)
+        if key != self.active_key:
+            self.active_key = key
+            pts = self.geometry.atoms[act]
+            self.active.data = {
+                "x": pts[:, 0],
+                "y": pts[:, 1],
+                "weight": np.asarray(W[-1])[act],
+            }
+
+
+class Streamer:
+    """The session's single periodic pull from every run into the plots.
+
+    ``listeners`` are called after each pull (on the server's event loop, inside the
+    same ``hold``): the views refresh their status text and results table there.
+    """
+
+    def __init__(self, model: DashboardModel, period_ms: int = PERIOD_MS) -> None:
+        self.model = model
+        self.period_ms = int(period_ms)
+        self.sources: list[RunSources] = []
+        self.best = ColumnDataSource({"best": [np.nan]}, name="best-objective")
+        self.geometry: Geometry | None = None
+        self.listeners: list[Callable[[], None]] = []
+        self._callback: Any = None
+        self._idle_ticks = 0
+        self.ticks = 0
+        self.tick_seconds = 0.0
+        self.first_point_at: float | None = None
+        self.started_at: float | None = None
+
+    # -- race changes ----------------------------------------------------------------
+    def attach(self, slots: list[Slot], problem: Problem | None = None) -> None:
+        """New race: fresh sources for ``slots`` (the views rebuild their figures on them)."""
+        geometry = (
+            geometry_for(problem)
+            if any(s.run is not None and s.run.keep_iterates for s in slots)
+            else None
+        )
+        self.geometry = geometry
+        self.sources = [RunSources(slot, geometry) for slot in slots]
+        self.best.data = {"best": [np.nan]}
+        self.first_point_at = None
+
+    # -- the pull --------------------------------------------------------------------
+    def pull(self) -> bool:
+        """Stream new rows of every run; returns whether any run is still advancing.
+
+        Whether runs are active is read BEFORE reading their traces, so the pull that
+        sees a run as ended has also read its final rows.
+        """
+        active = any(src.slot.active for src in self.sources)
+        sent = 0
+        for src in self.sources:
+            sent += src.pull()
+        if sent and self.first_point_at is None:
+            self.first_point_at = time.perf_counter()
+        best = min((s.best_objective for s in self.sources), default=math.inf)
+        if math.isfinite(best) and best != self.best.data["best"][0]:
+            self.best.data = {"best": [best]}
+        for listener in list(self.listeners):
+            listener()
+        return active
+
+    async def _tick(self) -> None:
+        t0 = time.perf_counter()
+        try:
+            import panel as pn
+
+            with pn.io.hold():
+                active = self.pull()
+        except Exception as exc:  # never let a broken tick freeze the page silently
+            from ermviz.app.model import one_line
+
+            self.model.notify(f"live update failed: {one_line(exc)}")
+            self.stop()
+            return
+        finally:
+            self.ticks += 1
+            self.tick_seconds += time.perf_counter() - t0
+        # Stop after two idle ticks in a row: a run being paused may still append the
+        # chunk it was computing after its status changed.
+        self._idle_ticks = 0 if active else self._idle_ticks + 1
+        if self._idle_ticks >= 2:
+            self.stop()
+
+    # -- the periodic callback -------------------------------------------------------
+    @property
+    def running(self) -> bool:
+        return self._callback is not None
+
+    def start(self) -> None:
+        """(Re)start the periodic pull; a no-op if it is already running."""
+        self._idle_ticks = 0
+        if self._callback is not None:
+            return
+        from panel.io.callbacks import PeriodicCallback
+
+        self.started_at = time.perf_counter()
+        # background=True: the pull does not flag the session as busy, so the template's
+        # busy indicator keeps meaning "a user action is being processed".
+        cb = PeriodicCallback(callback=self._tick, period=self.period_ms, background=True)
+        cb.log = False
+        cb.start()
+        self._callback = cb
+
+    def stop(self) -> None:
+        if self._callback is not None:
+            cb, self._callback = self._callback, None
+            cb.stop()
