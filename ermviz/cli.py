@@ -297,7 +297,7 @@ def _cmd_methods() -> int:
     for name, spec in METHODS.items():
         lines.append(f"  {name:<12} {spec.title}  ({spec.reference})")
         lines.append(f"      problems: {', '.join(spec.problems)}")
-        lines.append(f"      steps:    {', '.join(spec.step_rules)}")
+        lines.append(f"      steps:    {', '.join(spec.step_rules)} (default: {spec.step})")
         lines += settings_lines(spec.settings)
     lines.append("Step rules:")
     for name, rule in STEP_RULES.items():
