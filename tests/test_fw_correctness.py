@@ -117,9 +117,8 @@ def test_against_cvxpy(references, case, method, step):
             # log(K)/sqrt(K); check the weaker O(log K / sqrt K) envelope.
             bound = pb.lipschitz() * _diameter_sq(pb) * (1 + np.log(K)) / np.sqrt(K)
         assert f[-1] - fstar <= bound
-        # Progress was made: the best gap fell well below its starting value (open-loop
-        # steps make the gap oscillate, so the theory bounds its minimum, not its last value).
-        assert gap.min() < 1e-2 * gap[0]
+        # Progress was made: the suboptimality fell at least twentyfold.
+        assert f[-1] - fstar < 0.05 * (f[0] - fstar)
 
 
 def test_svm_primal_recovery_matches_cvxpy_primal(real_data):
