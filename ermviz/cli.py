@@ -14,7 +14,6 @@ import json
 import math
 import os
 import sys
-import tempfile
 import time
 from pathlib import Path
 from typing import Any, NoReturn
@@ -126,21 +125,6 @@ def _check_out(path: str | None) -> Path | None:
     return out
 
 
-def write_frame_atomic(frame: Any, path: Path) -> None:
-    """Write ``frame`` to ``path`` (CSV or Parquet) through a temporary file + rename."""
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
-    os.close(fd)
-    try:
-        if path.suffix.lower() == ".csv":
-            frame.to_csv(tmp, index=False)
-        else:
-            frame.to_parquet(tmp, index=False)
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
-
-
 def _cmd_run(args: argparse.Namespace) -> int:
     from ermviz.experiment import Preprocessing, RunConfig, make_run
     from ermviz.runner import Budget
@@ -186,6 +170,8 @@ def _cmd_run(args: argparse.Namespace) -> int:
     }
     result.update(run.solver.problem.test_metrics(run.solver.iterate()))
     if out is not None:
+        from ermviz.io import write_frame_atomic
+
         write_frame_atomic(run.frame(), out)
         result["out"] = str(out)
     print(json.dumps(_json_safe(result)))

@@ -47,7 +47,6 @@ import os
 import platform
 import socket
 import sys
-import tempfile
 import time
 import tomllib
 from collections.abc import Iterable
@@ -58,6 +57,7 @@ from typing import Any
 import pandas as pd
 
 from ermviz.errors import ErmvizError, SettingError
+from ermviz.io import write_frame_atomic
 
 GRID_KEYS = {
     "datasets",
@@ -205,18 +205,6 @@ def machine_info() -> dict[str, Any]:
     }
 
 
-def _write_atomic(frame: pd.DataFrame, path: Path) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
-    os.close(fd)
-    try:
-        frame.to_parquet(tmp, index=False)
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
-
-
 def run_cell(cell: Cell, out_dir: str, sweep_name: str = "") -> dict[str, Any]:
     """Run one cell and store its trace, then its summary (runs on a Dask worker)."""
     from ermviz.experiment import execute
@@ -231,7 +219,7 @@ def run_cell(cell: Cell, out_dir: str, sweep_name: str = "") -> dict[str, Any]:
     if len(frame):
         for key, value in labels.items():
             frame.insert(0, key, value)
-    _write_atomic(frame, out / "traces" / f"{cell.cell_id}.parquet")
+    write_frame_atomic(frame, out / "traces" / f"{cell.cell_id}.parquet")
     row = {**labels, **summary}
     row["settings"] = json.dumps(dict(cell.settings), sort_keys=True)
     row["budget"] = json.dumps(dict(cell.budget), sort_keys=True)
@@ -240,7 +228,7 @@ def run_cell(cell: Cell, out_dir: str, sweep_name: str = "") -> dict[str, Any]:
     row["machine"] = json.dumps(machine_info(), sort_keys=True)
     row["started_at"] = started
     row["finished_at"] = time.time()
-    _write_atomic(pd.DataFrame([row]), out / "summaries" / f"{cell.cell_id}.parquet")
+    write_frame_atomic(pd.DataFrame([row]), out / "summaries" / f"{cell.cell_id}.parquet")
     return row
 
 
@@ -273,7 +261,7 @@ def _record_failure(cell: Cell, out_dir: str, sweep_name: str, exc: BaseExceptio
     row["versions"] = "{}"
     row["machine"] = json.dumps(machine_info(), sort_keys=True)
     row["started_at"] = row["finished_at"] = time.time()
-    _write_atomic(pd.DataFrame([row]), Path(out_dir) / "summaries" / f"{cell.cell_id}.parquet")
+    write_frame_atomic(pd.DataFrame([row]), Path(out_dir) / "summaries" / f"{cell.cell_id}.parquet")
 
 
 def finished_cells(out_dir: str | Path, *, include_failed: bool = True) -> set[str]:

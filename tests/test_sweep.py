@@ -28,7 +28,7 @@ name = "{name}"
 datasets = ["toy-2d", "blobs"]
 problems = ["logreg-l1"]
 methods = ["fw", "afw", "pfw"]
-steps = ["armijo", "exact"]
+steps = {steps}
 settings = {{ radius = [2.0] }}
 budget = {{ tol = {tol}, max_iter = {max_iter}, max_time = {max_time} }}
 [report]
@@ -38,10 +38,18 @@ chosen = ["pfw-exact", "afw-exact"]
 """
 
 
-def _config(tmp_path: Path, name: str, tol="1e-6", max_iter=5000, max_time=10.0) -> Path:
+def _config(
+    tmp_path: Path, name: str, tol="1e-6", max_iter=5000, max_time=10.0, steps='["armijo", "exact"]'
+) -> Path:
     path = tmp_path / f"{name}.toml"
-    path.write_text(GRID.format(name=name, tol=tol, max_iter=max_iter, max_time=max_time))
+    path.write_text(
+        GRID.format(name=name, tol=tol, max_iter=max_iter, max_time=max_time, steps=steps)
+    )
     return path
+
+
+# Open-loop steps never converge or stall, so these cells run their full time budget.
+SLOW = dict(tol="1e-300", max_iter=10**9, steps='["diminishing", "nonconvex"]')
 
 
 @pytest.fixture(scope="module")
@@ -152,7 +160,7 @@ def test_report_numbers_match_the_traces(finished_sweep):
 
 def test_a_killed_worker_loses_no_cell(client, tmp_path):
     # Cells that run ~0.4 s each, so a worker dies while it holds one.
-    cfg = _config(tmp_path, "kill", tol="1e-300", max_iter=10**9, max_time=0.4)
+    cfg = _config(tmp_path, "kill", max_time=0.4, **SLOW)
     out = tmp_path / "res"
     result: dict[str, object] = {}
     th = threading.Thread(
@@ -182,7 +190,7 @@ def test_a_killed_worker_loses_no_cell(client, tmp_path):
 
 
 def test_interrupted_sweep_resumes(tmp_path):
-    cfg = _config(tmp_path, "resume", tol="1e-300", max_iter=10**9, max_time=0.5)
+    cfg = _config(tmp_path, "resume", max_time=0.5, **SLOW)
     out = tmp_path / "res"
     cmd = [
         sys.executable,
