@@ -43,10 +43,12 @@ def as_kernel_matrix(M) -> np.ndarray | tuple[np.ndarray, np.ndarray, np.ndarray
         if not M.has_canonical_format:
             M = M.copy()
             M.sum_duplicates()
+        # Index arrays keep scipy's dtype (int32 below 2^31 nonzeros): a third less memory
+        # traffic per nonzero than int64 in every pass over the data.
         return (
             np.ascontiguousarray(M.data, dtype=np.float64),
-            np.ascontiguousarray(M.indices, dtype=np.int64),
-            np.ascontiguousarray(M.indptr, dtype=np.int64),
+            np.ascontiguousarray(M.indices),
+            np.ascontiguousarray(M.indptr),
         )
     return np.ascontiguousarray(M, dtype=np.float64)
 

@@ -142,3 +142,32 @@ def test_step_rules_on_a_quadratic():
     (g, _), M = _quad_step(steps.RULE_ADAPTIVE, L=0.1)
     assert 1 - g + 2 * g * g <= 1 - g + 0.5 * g * g * M + 1e-15
     assert M >= 4.0 * 0.9  # the true curvature of phi is 4
+
+
+def test_vectorizable_exp_matches_libm():
+    from numba import njit as _njit
+
+    @_njit
+    def many(t):
+        out = np.empty_like(t)
+        for i in range(t.shape[0]):
+            out[i] = steps.exp_nonpositive(t[i])
+        return out
+
+    t = -np.concatenate([np.linspace(0, 708, 200_001), [1e-300, 0.5 * np.log(2), 37.0]])
+    np.testing.assert_allclose(many(t), np.exp(t), rtol=4e-16, atol=0)
+    assert 0 < many(np.array([-800.0]))[0] <= np.exp(-708.0) * (1 + 1e-15)  # clamped, finite
+
+
+def test_vectorizable_log1p_matches_numpy():
+    from numba import njit as _njit
+
+    @_njit
+    def many(e):
+        out = np.empty_like(e)
+        for i in range(e.shape[0]):
+            out[i] = steps.log1p_unit(e[i])
+        return out
+
+    e = np.concatenate([np.linspace(0, 1, 100_001), [1e-300, 1e-17, 5e-9]])
+    np.testing.assert_allclose(many(e), np.log1p(e), rtol=6e-16, atol=0)

@@ -1,0 +1,582 @@
+"""ReHLine: dual coordinate descent for ReLU-ReHU losses with linear constraints.
+
+Dai & Qiu (2023), "ReHLine: Regularized Composite ReLU-ReHU Loss Minimization with Linear
+Computation and Linear Convergence", NeurIPS. The primal problem is
+
+    min_beta  sum_i [ sum_l ReLU(u_li z_i + v_li) + sum_h ReHU_tau_hi(s_hi z_i + t_hi) ]
+              + sum_j w_j |beta_j| + 0.5 ||beta||^2     s.t.  A beta + b >= 0,
+
+with ``z_i = x_i^T beta``. The l1 term is the paper's device for the elastic net: every
+coordinate ``j`` is a *fake sample* ``e_j`` carrying two ReLU pieces ``u = +w_j`` and
+``u = -w_j`` with ``v = 0`` (``ReLU(w b) + ReLU(-w b) = w |b|``); the kernel runs exactly the
+coordinate updates of those pieces, with ``x = e_j`` handled in O(1) instead of a stored row.
+
+The dual variables are ``xi >= 0`` (one per constraint), ``lambda_li in [0, 1]`` (one per
+ReLU piece, fake samples included) and ``gamma_hi in [0, tau_hi]`` (one per ReHU piece).
+The dual objective in minimization form is
+
+    L = 0.5 ||beta(mu)||^2 + 0.5 ||Gamma||^2 + xi^T b - <Lambda, V> - <Gamma, T>,
+    beta(mu) = A^T xi - sum_i x_i (sum_l lambda_li u_li + sum_h gamma_hi s_hi),
+
+and ``beta`` is kept equal to ``beta(mu)`` through every coordinate move (the ReHLine
+trick), so a coordinate costs one inner product and one axpy over the nonzeros of its row.
+All pieces of one sample are updated one after the other from a single inner product:
+after moving ``lambda_li`` by ``delta``, ``z_i`` moves by ``-delta u_li ||x_i||^2`` exactly,
+so the sample's row is read twice (dot, then one combined axpy) whatever ``L`` or ``H``.
+
+One epoch (:func:`epoch`, one outer iteration of the reference code) visits all ``xi_k``,
+then all ``lambda_li`` (sample by sample, fake samples after the real ones), then all
+``gamma_hi`` (the vanilla order of the reference code). :func:`epochs` runs epochs until
+a given number of coordinate visits is reached (one trace row per group; a group is one
+epoch unless shrinking has made the working sets small). Options kept in the integer
+state:
+
+* random order: each block's working set is visited in a fresh random permutation
+  (splitmix64 generator whose state lives in a caller-owned array, so runs are
+  reproducible and resumable);
+* shrinking: a variable sitting at a bound whose gradient pushes outward beyond last
+  epoch's extreme projected gradient leaves its block's working set (a sample leaves when
+  all its pieces may); when the working sets' projected-gradient range falls below an
+  internal threshold (0.1 x the first epoch's range, halved at each use) the full sets
+  are restored. Shrinking only decides which coordinates are visited: the certificate is
+  always evaluated on the full problem.
+
+The certificate (:func:`evaluate`) is computed term by term, which needs no cancellation
+of the (possibly large) primal and dual values:
+
+    P(beta) + L(mu) = sum over pieces of [loss(w) - dual * w (+ gamma^2 / 2)] + xi^T (A beta + b),
+
+each bracket being >= 0 (Fenchel-Young). Weak duality makes ``P(beta) + L(mu)`` an upper
+bound on ``P(beta) - P*`` at *every* iterate, but when ``beta`` violates a constraint the
+last term can be negative and ``P(beta)`` can lie below ``P*``; the kernel therefore also
+returns ``cert = loss gap + sum_k xi_k max(a_k^T beta + b_k, 0)`` (>= the gap, >= 0, equal
+to it when ``beta`` is feasible) and the largest violation ``max_k max(0, -(a_k^T beta +
+b_k))``.
+
+Kernel contract: state in caller-owned arrays mutated in place; :func:`epoch` runs one
+outer iteration (:func:`epochs` a group of them), :func:`evaluate` writes the primal objective and certificate of the
+current state; ``@njit(cache=True, nogil=True)``; dense or CSR ``X`` (and CSR ``A``)
+dispatched at compile time by :mod:`solvers.linalg`; no allocation in the loops.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+from numba import njit
+
+from solvers.linalg import row_axpy, row_dot
+
+# Integer state vector layout.
+I_K = 0  # epochs done
+I_STATUS = 1  # one of solvers.tags.STATUS_*
+I_SHRINK = 2  # 1: shrinking on
+I_RANDOM = 3  # 1: random permutation of each working set every epoch
+I_N_XI = 4  # working-set sizes of the three blocks
+I_N_LAM = 5
+I_N_GAM = 6
+I_VISITED = 7  # coordinates visited in the last epoch
+I_CHANGED = 8  # coordinates whose value changed in the last epoch
+I_UPDATES = 9  # cumulative coordinate visits
+I_RESTORES = 10  # working-set restorations so far
+I_FULL = 11  # 1: the last epoch started with the full working sets
+N_ISTATE = 12
+
+# Float state vector layout.
+F_PGMAX_XI = 0  # last epoch's projected-gradient extremes per block (shrinking thresholds)
+F_PGMIN_XI = 1
+F_PGMAX_LAM = 2
+F_PGMIN_LAM = 3
+F_PGMAX_GAM = 4
+F_PGMIN_GAM = 5
+F_EPS_SHRINK = 6  # restore the full sets when the PG range falls below this (< 0: unset)
+F_STEP = 7  # ||beta_end - beta_start||_2 over the last group of epochs (epochs())
+F_PG_RANGE = 8  # largest projected-gradient range over the blocks in the last epoch
+N_FSTATE = 9
+
+# evaluate() output layout.
+E_PRIMAL = 0  # P(beta)
+E_GAP = 1  # P(beta) + L(mu) (the duality gap, dual in minimization form)
+E_CERT = 2  # loss gap + sum_k xi_k max(a_k beta + b_k, 0) >= max(E_GAP, 0)
+E_INFEAS = 3  # max_k max(0, -(a_k beta + b_k))
+N_EVAL = 4
+
+_INF = np.inf
+
+
+def reset_shrinking(istate, fstate, n_xi, n_lam, n_gam):
+    """Full working sets and no shrinking thresholds (call from Python or a kernel)."""
+    istate[I_N_XI] = n_xi
+    istate[I_N_LAM] = n_lam
+    istate[I_N_GAM] = n_gam
+    fstate[F_PGMAX_XI] = _INF
+    fstate[F_PGMIN_XI] = -_INF
+    fstate[F_PGMAX_LAM] = _INF
+    fstate[F_PGMIN_LAM] = -_INF
+    fstate[F_PGMAX_GAM] = _INF
+    fstate[F_PGMIN_GAM] = -_INF
+
+
+_reset_shrinking = njit(cache=True, inline="always")(reset_shrinking)
+
+
+@njit(cache=True, inline="always")
+def _next_u64(rng):
+    """splitmix64 step on the one-element uint64 state ``rng``."""
+    x = rng[0] + np.uint64(0x9E3779B97F4A7C15)
+    rng[0] = x
+    z = (x ^ (x >> np.uint64(30))) * np.uint64(0xBF58476D1CE4E5B9)
+    z = (z ^ (z >> np.uint64(27))) * np.uint64(0x94D049BB133111EB)
+    return z ^ (z >> np.uint64(31))
+
+
+@njit(cache=True, inline="always")
+def _shuffle(idx, m, rng):
+    """Fisher-Yates shuffle of ``idx[:m]`` in place (bounded draws by multiply-shift)."""
+    for s in range(m - 1, 0, -1):
+        r = np.int64(((_next_u64(rng) >> np.uint64(32)) * np.uint64(s + 1)) >> np.uint64(32))
+        tmp = idx[s]
+        idx[s] = idx[r]
+        idx[r] = tmp
+
+
+@njit(cache=True, inline="always")
+def _projected(x, g, lo, hi, pgmax_old, pgmin_old):
+    """Projected gradient of a boxed coordinate and whether it may leave the working set.
+
+    A coordinate at its lower (upper) bound whose gradient pushes outward has projected
+    gradient 0; it may be shrunk when the push exceeds last epoch's largest (smallest)
+    projected gradient. A degenerate box (``hi <= lo``) is always 0 and shrinkable.
+    """
+    if hi <= lo:
+        return 0.0, True
+    if x <= lo:
+        if g > pgmax_old:
+            return 0.0, True
+        if g >= 0.0:
+            return 0.0, False
+        return g, False
+    if x >= hi:
+        if g < pgmin_old:
+            return 0.0, True
+        if g <= 0.0:
+            return 0.0, False
+        return g, False
+    return g, False
+
+
+@njit(cache=True, inline="always")
+def _clip(x, lo, hi):
+    if x < lo:
+        return lo
+    if x > hi:
+        return hi
+    return x
+
+
+@njit(cache=True, inline="always")
+def _swap(idx, a, c):
+    tmp = idx[a]
+    idx[a] = idx[c]
+    idx[c] = tmp
+
+
+@njit(cache=True, inline="always")
+def _rehu(w, tau):
+    if w <= 0.0:
+        return 0.0
+    if w <= tau:
+        return 0.5 * w * w
+    return tau * (w - 0.5 * tau)
+
+
+@njit(cache=True, nogil=True)
+def epoch(
+    X,
+    sqn,
+    U,
+    V,
+    S,
+    T,
+    tau,
+    A,
+    b,
+    asq,
+    l1w,
+    beta,
+    xi,
+    lam,
+    lam1,
+    gam,
+    idx_xi,
+    idx_lam,
+    idx_gam,
+    istate,
+    fstate,
+    rng,
+):
+    """One outer iteration of ReHLine: all xi, then all lambda, then all gamma.
+
+    Parameters
+    ----------
+    X : dense (n, d) array or CSR triple
+        Samples (the intercept column, if any, already appended).
+    sqn : (n,) float64, ``||x_i||^2``.
+    U, V : (n, L) float64, ReLU parameters (sample i's pieces in row i).
+    S, T, tau : (n, H) float64, ReHU parameters (``tau`` may be ``inf``).
+    A : CSR triple of the (K, d) constraint matrix (no zero rows); b : (K,) float64.
+    asq : (K,) float64, ``||a_k||^2``.
+    l1w : (d,) float64 l1 weights (fake samples); an empty array when there is no l1 term.
+    beta : (d,) float64, kept equal to ``beta(xi, Lambda, Gamma)``.
+    xi : (K,); lam : (n, L); lam1 : (d, 2) duals of the fake samples (``+w``, ``-w``);
+    gam : (n, H): the dual variables, updated in place.
+    idx_xi, idx_lam, idx_gam : int64 permutations of each block's coordinates; the first
+        ``istate[I_N_*]`` entries are the working set. ``idx_lam`` holds ``i`` for real
+        sample ``i`` (when ``L > 0``) and ``n + j`` for fake sample ``j``.
+    istate, fstate : int64 / float64 state (layouts ``I_*`` and ``F_*``).
+    rng : (1,) uint64 generator state.
+    """
+    n = sqn.shape[0]
+    n_pieces_l = U.shape[1]
+    n_pieces_h = S.shape[1]
+    shrink = istate[I_SHRINK] == 1
+    rnd = istate[I_RANDOM] == 1
+    full_xi = idx_xi.shape[0]
+    full_lam = idx_lam.shape[0]
+    full_gam = idx_gam.shape[0]
+    istate[I_FULL] = (
+        1
+        if (
+            istate[I_N_XI] == full_xi
+            and istate[I_N_LAM] == full_lam
+            and istate[I_N_GAM] == full_gam
+        )
+        else 0
+    )
+    visited = 0
+    changed = 0
+
+    # ---- xi block: xi_k <- max(0, xi_k - (a_k beta + b_k) / ||a_k||^2)
+    m = istate[I_N_XI]
+    if rnd:
+        _shuffle(idx_xi, m, rng)
+    pgmax_old = fstate[F_PGMAX_XI]
+    pgmin_old = fstate[F_PGMIN_XI]
+    pgmax_xi = -_INF
+    pgmin_xi = _INF
+    s = 0
+    while s < m:
+        k = idx_xi[s]
+        visited += 1
+        g = row_dot(A, k, beta) + b[k]
+        pg, shr = _projected(xi[k], g, 0.0, _INF, pgmax_old, pgmin_old)
+        if shrink and shr:
+            m -= 1
+            _swap(idx_xi, s, m)
+            continue
+        pgmax_xi = max(pgmax_xi, pg)
+        pgmin_xi = min(pgmin_xi, pg)
+        if pg != 0.0:
+            new = max(0.0, xi[k] - g / asq[k])
+            delta = new - xi[k]
+            if delta != 0.0:
+                xi[k] = new
+                row_axpy(A, k, delta, beta)
+                changed += 1
+        s += 1
+    istate[I_N_XI] = m
+
+    # ---- lambda block: sample by sample, one dot and one axpy per sample.
+    m = istate[I_N_LAM]
+    if rnd:
+        _shuffle(idx_lam, m, rng)
+    pgmax_old = fstate[F_PGMAX_LAM]
+    pgmin_old = fstate[F_PGMIN_LAM]
+    pgmax_lam = -_INF
+    pgmin_lam = _INF
+    s = 0
+    while s < m:
+        i = idx_lam[s]
+        all_shrink = True
+        acc = 0.0
+        if i < n:
+            z = row_dot(X, i, beta)
+            q = sqn[i]
+            for l_ in range(n_pieces_l):
+                visited += 1
+                u = U[i, l_]
+                lm = lam[i, l_]
+                curv = u * u * q
+                if curv <= 0.0:
+                    # Constant piece: the dual optimum is 1[v > 0]; beta does not move.
+                    target = 1.0 if V[i, l_] > 0.0 else 0.0
+                    if lm != target:
+                        lam[i, l_] = target
+                        changed += 1
+                    continue
+                g = -(u * z + V[i, l_])
+                pg, shr = _projected(lm, g, 0.0, 1.0, pgmax_old, pgmin_old)
+                if not shr:
+                    all_shrink = False
+                    pgmax_lam = max(pgmax_lam, pg)
+                    pgmin_lam = min(pgmin_lam, pg)
+                if pg != 0.0:
+                    new = _clip(lm - g / curv, 0.0, 1.0)
+                    delta = new - lm
+                    if delta != 0.0:
+                        lam[i, l_] = new
+                        z -= delta * u * q
+                        acc += delta * u
+                        changed += 1
+            if acc != 0.0:
+                row_axpy(X, i, -acc, beta)
+        else:
+            # Fake sample e_j: pieces ReLU(+w beta_j) and ReLU(-w beta_j), ||e_j||^2 = 1.
+            j = i - n
+            w = l1w[j]
+            z = beta[j]
+            for l_ in range(2):
+                visited += 1
+                u = w if l_ == 0 else -w
+                lm = lam1[j, l_]
+                curv = u * u
+                if curv <= 0.0:
+                    if lm != 0.0:
+                        lam1[j, l_] = 0.0
+                        changed += 1
+                    continue
+                g = -u * z
+                pg, shr = _projected(lm, g, 0.0, 1.0, pgmax_old, pgmin_old)
+                if not shr:
+                    all_shrink = False
+                    pgmax_lam = max(pgmax_lam, pg)
+                    pgmin_lam = min(pgmin_lam, pg)
+                if pg != 0.0:
+                    new = _clip(lm - g / curv, 0.0, 1.0)
+                    delta = new - lm
+                    if delta != 0.0:
+                        lam1[j, l_] = new
+                        z -= delta * u
+                        acc += delta * u
+                        changed += 1
+            beta[j] -= acc
+        if shrink and all_shrink:
+            m -= 1
+            _swap(idx_lam, s, m)
+            continue
+        s += 1
+    istate[I_N_LAM] = m
+
+    # ---- gamma block: gamma_hi in [0, tau_hi], curvature s^2 ||x_i||^2 + 1.
+    m = istate[I_N_GAM]
+    if rnd:
+        _shuffle(idx_gam, m, rng)
+    pgmax_old = fstate[F_PGMAX_GAM]
+    pgmin_old = fstate[F_PGMIN_GAM]
+    pgmax_gam = -_INF
+    pgmin_gam = _INF
+    s = 0
+    while s < m:
+        i = idx_gam[s]
+        all_shrink = True
+        acc = 0.0
+        z = row_dot(X, i, beta)
+        q = sqn[i]
+        for h in range(n_pieces_h):
+            visited += 1
+            sh = S[i, h]
+            gm = gam[i, h]
+            th = tau[i, h]
+            g = gm - (sh * z + T[i, h])
+            pg, shr = _projected(gm, g, 0.0, th, pgmax_old, pgmin_old)
+            if not shr:
+                all_shrink = False
+                pgmax_gam = max(pgmax_gam, pg)
+                pgmin_gam = min(pgmin_gam, pg)
+            if pg != 0.0:
+                new = _clip(gm - g / (sh * sh * q + 1.0), 0.0, th)
+                delta = new - gm
+                if delta != 0.0:
+                    gam[i, h] = new
+                    z -= delta * sh * q
+                    acc += delta * sh
+                    changed += 1
+        if acc != 0.0:
+            row_axpy(X, i, -acc, beta)
+        if shrink and all_shrink:
+            m -= 1
+            _swap(idx_gam, s, m)
+            continue
+        s += 1
+    istate[I_N_GAM] = m
+
+    # ---- bookkeeping: counters, shrinking thresholds.
+    istate[I_VISITED] = visited
+    istate[I_CHANGED] = changed
+    istate[I_UPDATES] += visited
+    istate[I_K] += 1
+    pg_range = 0.0
+    if pgmax_xi >= pgmin_xi:
+        pg_range = max(pg_range, pgmax_xi - pgmin_xi)
+    if pgmax_lam >= pgmin_lam:
+        pg_range = max(pg_range, pgmax_lam - pgmin_lam)
+    if pgmax_gam >= pgmin_gam:
+        pg_range = max(pg_range, pgmax_gam - pgmin_gam)
+    fstate[F_PG_RANGE] = pg_range
+    if not shrink:
+        return
+    if fstate[F_EPS_SHRINK] < 0.0:
+        fstate[F_EPS_SHRINK] = 0.1 * pg_range
+    if pg_range <= fstate[F_EPS_SHRINK]:
+        full = (
+            istate[I_N_XI] == full_xi
+            and istate[I_N_LAM] == full_lam
+            and istate[I_N_GAM] == full_gam
+        )
+        if not full:
+            _reset_shrinking(istate, fstate, full_xi, full_lam, full_gam)
+            istate[I_RESTORES] += 1
+        fstate[F_EPS_SHRINK] *= 0.5
+        return
+    fstate[F_PGMAX_XI] = pgmax_xi if pgmax_xi > 0.0 else _INF
+    fstate[F_PGMIN_XI] = pgmin_xi if pgmin_xi < 0.0 else -_INF
+    fstate[F_PGMAX_LAM] = pgmax_lam if pgmax_lam > 0.0 else _INF
+    fstate[F_PGMIN_LAM] = pgmin_lam if pgmin_lam < 0.0 else -_INF
+    fstate[F_PGMAX_GAM] = pgmax_gam if pgmax_gam > 0.0 else _INF
+    fstate[F_PGMIN_GAM] = pgmin_gam if pgmin_gam < 0.0 else -_INF
+
+
+@njit(cache=True, nogil=True)
+def epochs(
+    X,
+    sqn,
+    U,
+    V,
+    S,
+    T,
+    tau,
+    A,
+    b,
+    asq,
+    l1w,
+    beta,
+    xi,
+    lam,
+    lam1,
+    gam,
+    idx_xi,
+    idx_lam,
+    idx_gam,
+    beta_start,
+    min_visits,
+    istate,
+    fstate,
+    rng,
+):
+    """Run :func:`epoch` until the group has visited at least ``min_visits`` coordinates.
+
+    One trace row per group: without shrinking every epoch visits all coordinates, so a
+    group is one epoch when ``min_visits`` is at most the coordinate count; with shrinking,
+    epochs over small working sets are grouped so that each certificate evaluation (one
+    pass over the data) is preceded by at least ``min_visits`` coordinate updates. The group
+    also ends at a fixed point (a full epoch that changed nothing).
+
+    Writes ``istate[I_VISITED]`` (visits of the group), ``istate[I_CHANGED]`` and
+    ``istate[I_FULL]`` (of the last epoch) and ``fstate[F_STEP]``
+    (``||beta_end - beta_start||_2``). Other arguments as in :func:`epoch`;
+    ``beta_start`` is (d,) scratch.
+    """
+    d = beta.shape[0]
+    for j in range(d):
+        beta_start[j] = beta[j]
+    total = idx_xi.shape[0] + idx_lam.shape[0] + idx_gam.shape[0]
+    visits = 0
+    while True:
+        epoch(
+            X,
+            sqn,
+            U,
+            V,
+            S,
+            T,
+            tau,
+            A,
+            b,
+            asq,
+            l1w,
+            beta,
+            xi,
+            lam,
+            lam1,
+            gam,
+            idx_xi,
+            idx_lam,
+            idx_gam,
+            istate,
+            fstate,
+            rng,
+        )
+        visits += istate[I_VISITED]
+        if total == 0 or visits >= min_visits:
+            break
+        if istate[I_FULL] == 1 and istate[I_CHANGED] == 0:
+            break
+    istate[I_VISITED] = visits
+    step = 0.0
+    for j in range(d):
+        step += (beta[j] - beta_start[j]) ** 2
+    fstate[F_STEP] = math.sqrt(step)
+
+
+@njit(cache=True, nogil=True)
+def evaluate(X, U, V, S, T, tau, A, b, l1w, beta, xi, lam, lam1, gam, out):
+    """Primal objective, duality gap, certificate and infeasibility at the current state.
+
+    Writes ``out[E_PRIMAL]`` = P(beta), ``out[E_GAP]`` = P(beta) + L(mu),
+    ``out[E_CERT]`` (the gap with the constraint terms ``xi_k (a_k beta + b_k)`` replaced
+    by ``xi_k max(a_k beta + b_k, 0)``: >= 0, >= the gap, equal to it when beta is
+    feasible) and ``out[E_INFEAS]`` = ``max_k max(0, -(a_k beta + b_k))``. One pass over
+    the rows of ``X`` and ``A``. Arguments as in :func:`epoch`.
+    """
+    n = U.shape[0]
+    n_pieces_l = U.shape[1]
+    n_pieces_h = S.shape[1]
+    d = beta.shape[0]
+    primal = 0.0
+    for j in range(d):
+        primal += beta[j] * beta[j]
+    primal *= 0.5
+    gap = 0.0
+    if n_pieces_l + n_pieces_h > 0:
+        for i in range(n):
+            z = row_dot(X, i, beta)
+            for l_ in range(n_pieces_l):
+                w = U[i, l_] * z + V[i, l_]
+                r = w if w > 0.0 else 0.0
+                primal += r
+                gap += r - lam[i, l_] * w
+            for h in range(n_pieces_h):
+                w = S[i, h] * z + T[i, h]
+                r = _rehu(w, tau[i, h])
+                g = gam[i, h]
+                primal += r
+                gap += r - g * w + 0.5 * g * g
+    for j in range(l1w.shape[0]):
+        w = l1w[j] * beta[j]
+        r = abs(w)
+        primal += r
+        gap += r - lam1[j, 0] * w + lam1[j, 1] * w
+    cert = gap
+    infeas = 0.0
+    for k in range(b.shape[0]):
+        r = row_dot(A, k, beta) + b[k]
+        gap += xi[k] * r
+        if r > 0.0:
+            cert += xi[k] * r
+        elif -r > infeas:
+            infeas = -r
+    out[E_PRIMAL] = primal
+    out[E_GAP] = gap
+    out[E_CERT] = cert
+    out[E_INFEAS] = infeas
