@@ -118,10 +118,25 @@ def log1p_unit(e: float) -> float:
     ``2 atanh(s)``, ``s = e / (2 + e)`` in [0, 1/3], by its odd series to ``s^35``."""
     s = e / (2.0 + e)
     q = s * s
+    # Horner written out: a loop here would stop the caller's loop from vectorizing.
     p = 1.0 / 35.0
-    for c in (33.0, 31.0, 29.0, 27.0, 25.0, 23.0, 21.0, 19.0, 17.0, 15.0, 13.0, 11.0, 9.0,
-              7.0, 5.0, 3.0, 1.0):
-        p = p * q + 1.0 / c
+    p = p * q + 1.0 / 33.0
+    p = p * q + 1.0 / 31.0
+    p = p * q + 1.0 / 29.0
+    p = p * q + 1.0 / 27.0
+    p = p * q + 1.0 / 25.0
+    p = p * q + 1.0 / 23.0
+    p = p * q + 1.0 / 21.0
+    p = p * q + 1.0 / 19.0
+    p = p * q + 1.0 / 17.0
+    p = p * q + 1.0 / 15.0
+    p = p * q + 1.0 / 13.0
+    p = p * q + 1.0 / 11.0
+    p = p * q + 1.0 / 9.0
+    p = p * q + 1.0 / 7.0
+    p = p * q + 1.0 / 5.0
+    p = p * q + 1.0 / 3.0
+    p = p * q + 1.0
     return 2.0 * s * p
 
 

@@ -432,9 +432,7 @@ def _log_row(log, row, k, gamma, j, sign, samples, refreshes, est_gap, check):
 
 @njit(cache=True, inline="always")
 def _final_log(log, row, istate, k):
-    _log_row(
-        log, row, k, 0.0, 0, 0.0, istate[I_SAMPLES], istate[I_REFRESHES], math.nan, True
-    )
+    _log_row(log, row, k, 0.0, 0, 0.0, istate[I_SAMPLES], istate[I_REFRESHES], math.nan, True)
     istate[I_STATUS] = STATUS_MAX_ITER
     return row + 1
 
@@ -573,9 +571,7 @@ def tufw_advance(X, XT, y, radius, x, t, q, H, h, g, wbuf, cbuf, perm, rng, ista
             m = n
             istate[I_INIT] = 1
         else:
-            m = taylor_batch_size(
-                rule, k, n, istate[I_HORIZON], istate[I_CEIL], istate[I_OFFSET]
-            )
+            m = taylor_batch_size(rule, k, n, istate[I_HORIZON], istate[I_CEIL], istate[I_OFFSET])
         if m >= n and istate[I_REPLACE] == 0:
             tufw_full_refresh(X, XT, y, loss, x, t, q, H, h, wbuf, cbuf, fstate)
             istate[I_SINCE_REBUILD] = 0
@@ -615,7 +611,9 @@ def tufw_advance(X, XT, y, radius, x, t, q, H, h, g, wbuf, cbuf, perm, rng, ista
             gamma = _open_loop(step, k, istate[I_HORIZON])
         check = _checkpoint(istate, fstate, k)
         if not (math.isfinite(est_gap) and math.isfinite(gamma)):
-            _log_row(log, row, k, 0.0, j, 0.0, istate[I_SAMPLES], istate[I_REFRESHES], est_gap, True)
+            _log_row(
+                log, row, k, 0.0, j, 0.0, istate[I_SAMPLES], istate[I_REFRESHES], est_gap, True
+            )
             istate[I_STATUS] = STATUS_NONFINITE
             return row + 1
         # gamma = 0 (estimated gap 0: x is the LMO vertex of the estimate) is a null step,
