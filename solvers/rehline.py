@@ -54,9 +54,10 @@ to it when ``beta`` is feasible) and the largest violation ``max_k max(0, -(a_k^
 b_k))``.
 
 Kernel contract: state in caller-owned arrays mutated in place; :func:`epoch` runs one
-outer iteration (:func:`epochs` a group of them), :func:`evaluate` writes the primal objective and certificate of the
-current state; ``@njit(cache=True, nogil=True)``; dense or CSR ``X`` (and CSR ``A``)
-dispatched at compile time by :mod:`solvers.linalg`; no allocation in the loops.
+outer iteration (:func:`epochs` a group of them), :func:`evaluate` writes the primal
+objective and certificate of the current state; ``@njit(cache=True, nogil=True)``; dense
+or CSR ``X`` (and CSR ``A``) dispatched at compile time by :mod:`solvers.linalg`; no
+allocation in the loops.
 """
 
 from __future__ import annotations
@@ -194,12 +195,8 @@ def _rehu(w, tau):
 @njit(cache=True, nogil=True)
 def epoch(
     X,
-    sqn,
-    U,
-    V,
-    S,
-    T,
-    tau,
+    PL,
+    PH,
     A,
     b,
     asq,
@@ -222,9 +219,10 @@ def epoch(
     ----------
     X : dense (n, d) array or CSR triple
         Samples (the intercept column, if any, already appended).
-    sqn : (n,) float64, ``||x_i||^2``.
-    U, V : (n, L) float64, ReLU parameters (sample i's pieces in row i).
-    S, T, tau : (n, H) float64, ReHU parameters (``tau`` may be ``inf``).
+    PL : (n, 1 + 2 L) float64, row i = ``||x_i||^2, u_1i, v_1i, ..., u_Li, v_Li`` (ReLU
+        parameters packed per sample, so one sample's scalars share a cache line).
+    PH : (n, 1 + 3 H) float64, row i = ``||x_i||^2, s_1i, t_1i, tau_1i, ...`` (ReHU
+        parameters; ``tau`` may be ``inf``).
     A : CSR triple of the (K, d) constraint matrix (no zero rows); b : (K,) float64.
     asq : (K,) float64, ``||a_k||^2``.
     l1w : (d,) float64 l1 weights (fake samples); an empty array when there is no l1 term.
@@ -237,9 +235,9 @@ def epoch(
     istate, fstate : int64 / float64 state (layouts ``I_*`` and ``F_*``).
     rng : (1,) uint64 generator state.
     """
-    n = sqn.shape[0]
-    n_pieces_l = U.shape[1]
-    n_pieces_h = S.shape[1]
+    n = PL.shape[0]
+    n_pieces_l = (PL.shape[1] - 1) // 2
+    n_pieces_h = (PH.shape[1] - 1) // 3
     shrink = istate[I_SHRINK] == 1
     rnd = istate[I_RANDOM] == 1
     full_xi = idx_xi.shape[0]
@@ -302,20 +300,21 @@ def epoch(
         acc = 0.0
         if i < n:
             z = row_dot(X, i, beta)
-            q = sqn[i]
+            q = PL[i, 0]
             for l_ in range(n_pieces_l):
                 visited += 1
-                u = U[i, l_]
+                u = PL[i, 1 + 2 * l_]
+                v = PL[i, 2 + 2 * l_]
                 lm = lam[i, l_]
                 curv = u * u * q
                 if curv <= 0.0:
                     # Constant piece: the dual optimum is 1[v > 0]; beta does not move.
-                    target = 1.0 if V[i, l_] > 0.0 else 0.0
+                    target = 1.0 if v > 0.0 else 0.0
                     if lm != target:
                         lam[i, l_] = target
                         changed += 1
                     continue
-                g = -(u * z + V[i, l_])
+                g = -(u * z + v)
                 pg, shr = _projected(lm, g, 0.0, 1.0, pgmax_old, pgmin_old)
                 if not shr:
                     all_shrink = False
@@ -382,13 +381,13 @@ def epoch(
         all_shrink = True
         acc = 0.0
         z = row_dot(X, i, beta)
-        q = sqn[i]
+        q = PH[i, 0]
         for h in range(n_pieces_h):
             visited += 1
-            sh = S[i, h]
+            sh = PH[i, 1 + 3 * h]
+            th = PH[i, 3 + 3 * h]
             gm = gam[i, h]
-            th = tau[i, h]
-            g = gm - (sh * z + T[i, h])
+            g = gm - (sh * z + PH[i, 2 + 3 * h])
             pg, shr = _projected(gm, g, 0.0, th, pgmax_old, pgmin_old)
             if not shr:
                 all_shrink = False
@@ -450,12 +449,8 @@ def epoch(
 @njit(cache=True, nogil=True)
 def epochs(
     X,
-    sqn,
-    U,
-    V,
-    S,
-    T,
-    tau,
+    PL,
+    PH,
     A,
     b,
     asq,
@@ -495,12 +490,8 @@ def epochs(
     while True:
         epoch(
             X,
-            sqn,
-            U,
-            V,
-            S,
-            T,
-            tau,
+            PL,
+            PH,
             A,
             b,
             asq,
@@ -530,7 +521,7 @@ def epochs(
 
 
 @njit(cache=True, nogil=True)
-def evaluate(X, U, V, S, T, tau, A, b, l1w, beta, xi, lam, lam1, gam, out):
+def evaluate(X, PL, PH, A, b, l1w, beta, xi, lam, lam1, gam, out):
     """Primal objective, duality gap, certificate and infeasibility at the current state.
 
     Writes ``out[E_PRIMAL]`` = P(beta), ``out[E_GAP]`` = P(beta) + L(mu),
@@ -539,9 +530,9 @@ def evaluate(X, U, V, S, T, tau, A, b, l1w, beta, xi, lam, lam1, gam, out):
     feasible) and ``out[E_INFEAS]`` = ``max_k max(0, -(a_k beta + b_k))``. One pass over
     the rows of ``X`` and ``A``. Arguments as in :func:`epoch`.
     """
-    n = U.shape[0]
-    n_pieces_l = U.shape[1]
-    n_pieces_h = S.shape[1]
+    n = PL.shape[0]
+    n_pieces_l = (PL.shape[1] - 1) // 2
+    n_pieces_h = (PH.shape[1] - 1) // 3
     d = beta.shape[0]
     primal = 0.0
     for j in range(d):
@@ -552,13 +543,13 @@ def evaluate(X, U, V, S, T, tau, A, b, l1w, beta, xi, lam, lam1, gam, out):
         for i in range(n):
             z = row_dot(X, i, beta)
             for l_ in range(n_pieces_l):
-                w = U[i, l_] * z + V[i, l_]
+                w = PL[i, 1 + 2 * l_] * z + PL[i, 2 + 2 * l_]
                 r = w if w > 0.0 else 0.0
                 primal += r
                 gap += r - lam[i, l_] * w
             for h in range(n_pieces_h):
-                w = S[i, h] * z + T[i, h]
-                r = _rehu(w, tau[i, h])
+                w = PH[i, 1 + 3 * h] * z + PH[i, 2 + 3 * h]
+                r = _rehu(w, PH[i, 3 + 3 * h])
                 g = gam[i, h]
                 primal += r
                 gap += r - g * w + 0.5 * g * g

@@ -270,10 +270,6 @@ def row_outer_upper(M, i, w, H):  # pragma: no cover - dispatched by numba
     """``H[a, b] += w * M[i, a] * M[i, b]`` for ``a <= b`` (upper triangle)."""
 
 
-def weighted_gram_upper(X, XT, w, H, tmp):  # pragma: no cover
-    """``H = sum_i w_i x_i x_i^T`` (upper triangle); ``XT`` is ``X^T``, ``tmp`` (n,) scratch."""
-
-
 @overload(row_outer_upper)
 def _row_outer_upper(M, i, w, H):
     if isinstance(M, types.BaseTuple):
@@ -301,47 +297,16 @@ def _row_outer_upper(M, i, w, H):
     return impl_dense
 
 
-@njit(cache=True, fastmath=True, inline="always")
-def _dot_range(u, v, lo, hi):
-    acc = 0.0
-    for i in range(lo, hi):
-        acc += u[i] * v[i]
-    return acc
+@njit(cache=True)
+def weighted_gram_upper(X, w, H):
+    """``H = sum_i w_i x_i x_i^T`` (upper triangle), one rank-one update per row.
 
-
-@njit(cache=True, fastmath=True)
-def _gram_dense(XT, w, H, tmp):
-    """Blocks of 256 samples: for each, ``H[a, b] += sum_i (w_i XT[a, i]) XT[b, i]`` as
-    contiguous (vectorized) dot products; the block stays in cache across the ``(a, b)``
-    pairs, so the data are read once."""
-    p, n = XT.shape
+    (Blocked column-pair dot products over ``X^T`` were slower here in CPU time for the
+    small p of these data sets: the per-row update of a p x p triangle stays in L1.)"""
     H[:, :] = 0.0
-    for lo in range(0, n, 256):
-        hi = min(lo + 256, n)
-        for a in range(p):
-            ra = XT[a]
-            for i in range(lo, hi):
-                tmp[i] = w[i] * ra[i]
-            for b in range(a, p):
-                H[a, b] += _dot_range(tmp, XT[b], lo, hi)
-
-
-@overload(weighted_gram_upper)
-def _weighted_gram_upper(X, XT, w, H, tmp):
-    if isinstance(X, types.BaseTuple):
-
-        def impl(X, XT, w, H, tmp):
-            H[:, :] = 0.0
-            for i in range(n_rows(X)):
-                if w[i] != 0.0:
-                    row_outer_upper(X, i, w[i], H)
-
-        return impl
-
-    def impl_dense(X, XT, w, H, tmp):
-        _gram_dense(XT, w, H, tmp)
-
-    return impl_dense
+    for i in range(n_rows(X)):
+        if w[i] != 0.0:
+            row_outer_upper(X, i, w[i], H)
 
 
 # -- small shared pieces ------------------------------------------------------------------
@@ -499,7 +464,7 @@ def tufw_rebuild(X, XT, y, loss, x, t, q, H, h, wbuf, cbuf, fstate):
         wbuf[i] = d2 * inv_n
     for c in range(q.shape[0]):
         q[c] = row_dot(XT, c, cbuf)
-    weighted_gram_upper(X, XT, wbuf, H, cbuf)
+    weighted_gram_upper(X, wbuf, H)
     sym_matvec_upper(H, x, h)
     kap = 0.0
     for c in range(x.shape[0]):
