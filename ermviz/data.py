@@ -53,16 +53,17 @@ import warnings
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import IO, Any
+from typing import IO, TYPE_CHECKING, Any
 from urllib.parse import urlparse
 
 import numpy as np
-import pandas as pd
 import pooch
 import scipy.sparse as sp
-from sklearn.datasets import load_svmlight_file
 
 from ermviz.errors import DataError
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 __all__ = [
     "CATALOG_PATH",
@@ -662,6 +663,9 @@ class _Parsed:
 
 
 def _read_libsvm(path: Path, n_features: int | None, zero_based: bool | str, why_p: str) -> _Parsed:
+    # Imported here: scikit-learn costs ~1 s of start-up that cached loads never pay.
+    from sklearn.datasets import load_svmlight_file
+
     """Parse a LIBSVM file with scikit-learn; explain failures by line."""
     try:
         if _split_compression(path.name)[1] == ".xz":
@@ -760,6 +764,8 @@ def _csv_hint(content: str) -> str:
 
 def _read_csv(path: Path, label_column: int | str) -> _Parsed:
     """Read a delimited text file: one row per sample, one label column."""
+    import pandas as pd
+
     sep = _CSV_SUFFIXES[Path(_split_compression(path.name)[0]).suffix.lower()]
     lines = _content_lines(path, None)
     first = next(lines, None)
@@ -1129,8 +1135,103 @@ def _check_copy(
             )
 
 
+_PARSED_VERSION = 1  # bump when the parsed-cache layout or the parsing rules change
+
+
+def _parsed_cache_path(req: _Request) -> Path | None:
+    """Where a catalog dataset parsed from ``req``'s files is kept (None: not cached).
+
+    Keyed on the files' resolved paths, sizes and modification times and on every option
+    that shapes the result, so a changed file or option is parsed again. Only catalog
+    entries are kept: they are the large, re-read-every-session files."""
+    if req.entry is None or req.fmt != "libsvm":
+        return None
+    key = repr(
+        (
+            _PARSED_VERSION,
+            req.name,
+            req.train,
+            req.test,
+            req.n_features,
+            req.zero_based,
+            req.task,
+            req.labels,
+            req.entry.labels,
+        )
+    )
+    digest = hashlib.sha1(key.encode()).hexdigest()[:20]
+    return cache_dir() / "parsed" / f"{req.name}-{digest}.npz"
+
+
+def _save_parsed(path: Path, ds: Dataset) -> None:
+    arrays: dict[str, Any] = {"y": ds.y, "meta": np.array([ds.task, ds.source, ds.description])}
+    for prefix, X in (("X", ds.X), ("Xt", ds.X_test)):
+        if X is None:
+            continue
+        if sp.issparse(X):
+            arrays.update(
+                {
+                    f"{prefix}_data": X.data,
+                    f"{prefix}_indices": X.indices,
+                    f"{prefix}_indptr": X.indptr,
+                    f"{prefix}_shape": np.array(X.shape),
+                }
+            )
+        else:
+            arrays[f"{prefix}_dense"] = X
+    if ds.y_test is not None:
+        arrays["yt"] = ds.y_test
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp.npz")
+        np.savez(tmp, **arrays)
+        os.replace(tmp, path)
+    except OSError:  # a read-only cache only costs speed
+        pass
+
+
+def _load_parsed(path: Path, name: str) -> Dataset | None:
+    try:
+        with np.load(path, allow_pickle=False) as z:
+            files = set(z.files)
+
+            def matrix(prefix: str) -> Any:
+                if f"{prefix}_dense" in files:
+                    return z[f"{prefix}_dense"]
+                if f"{prefix}_data" not in files:
+                    return None
+                shape = tuple(int(v) for v in z[f"{prefix}_shape"])
+                return sp.csr_matrix(
+                    (z[f"{prefix}_data"], z[f"{prefix}_indices"], z[f"{prefix}_indptr"]),
+                    shape=shape,
+                )
+
+            task, source, description = (str(v) for v in z["meta"])
+            X, Xt = matrix("X"), matrix("Xt")
+            y = z["y"]
+            yt = z["yt"] if "yt" in files else None
+    except (OSError, ValueError, KeyError):
+        return None
+    return _make_dataset(
+        name, X, y, task, source, description, X_test=Xt, y_test=yt, dense=not sp.issparse(X)
+    )
+
+
 @functools.lru_cache(maxsize=8)
 def _load_request(req: _Request) -> Dataset:
+    """Load ``req``, from the parsed cache when its files have not changed."""
+    cached = _parsed_cache_path(req)
+    if cached is not None and cached.exists():
+        ds = _load_parsed(cached, req.name)
+        if ds is not None:
+            return ds
+    ds = _parse_request(req)
+    if cached is not None:
+        _save_parsed(cached, ds)
+    return ds
+
+
+def _parse_request(req: _Request) -> Dataset:
     entry = req.entry
     why_p = f", the feature count the catalog gives for {entry.name}" if entry else ""
 
@@ -1619,6 +1720,8 @@ def list_datasets() -> pd.DataFrame:
         generators), ``where`` (the file found, ``"not found"`` or ``"bundled"``) and
         ``size_bytes`` (of the training file; missing for the others).
     """
+    import pandas as pd
+
     folders = search_path()
     rows = []
     for name, entry in catalog().items():

@@ -27,10 +27,9 @@ import traceback
 import uuid
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
-import pandas as pd
 
 from ermviz.errors import SettingError
 from ermviz.methods import Solver
@@ -43,6 +42,9 @@ from solvers.tags import (
     STATUS_RUNNING,
     STATUS_STALLED,
 )
+
+if TYPE_CHECKING:  # pandas is imported when a frame is built: it costs start-up
+    import pandas as pd
 
 FINAL_STATUSES = (
     "converged",

@@ -27,11 +27,14 @@ from __future__ import annotations
 
 import math
 import threading
+from typing import TYPE_CHECKING
 
 import numpy as np
-import pandas as pd
 
 from solvers.tags import STEP_NAMES
+
+if TYPE_CHECKING:  # pandas is imported when a frame is built: it costs start-up
+    import pandas as pd
 
 BASE_COLUMNS = (
     "seq",
@@ -175,6 +178,8 @@ class Trace:
 
     def to_frame(self, **constants: object) -> pd.DataFrame:
         """The trace as a tidy DataFrame; ``constants`` become columns (run_id, method ...)."""
+        import pandas as pd
+
         cols = self.since(0)
         frame: dict[str, object] = {}
         for name, value in constants.items():
