@@ -394,7 +394,7 @@ class DashboardModel(param.Parameterized):
     The configuration parameters (:data:`CONFIG_PARAMS`) are what a shared link carries;
     ``revision`` increases on every change of them, including a change inside a
     :class:`RunSpec`. The race lives in ``slots`` (one :class:`Slot` per run);
-    ``race_revision`` increases when a new race replaces it (views rebuild their plots).
+    ``race_revision`` increases when a new race replaces it.
     """
 
     dataset = param.Selector(default="wdbc", objects=["wdbc"], doc="Dataset name")
@@ -407,8 +407,13 @@ class DashboardModel(param.Parameterized):
     )
     seed = param.Integer(default=0, bounds=(0, 2**31 - 1), doc="Seed of the train/test split")
     tol = param.Number(default=1e-8, doc="Stop when the certificate is at most tol")
-    max_iter = param.Integer(default=10_000_000, doc="Maximum steps per run")
-    max_time = param.Number(default=10.0, doc="Maximum solver seconds per run")
+    max_iter = param.Integer(default=10_000_000, bounds=(1, None), doc="Maximum steps per run")
+    max_time = param.Number(
+        default=10.0,
+        bounds=(0.0, None),
+        inclusive_bounds=(False, True),
+        doc="Maximum solver seconds per run",
+    )
     animate = param.Boolean(
         default=False,
         doc="Keep every iterate and slow the runs down for the teaching view (2-D/3-D problems)",
@@ -434,10 +439,14 @@ class DashboardModel(param.Parameterized):
         names = groups["bundled"] + groups["catalog"]
         self.dataset_groups = groups
         specs = params.pop("specs", None)
+        dataset = params.pop("dataset", None)
         super().__init__(**params)
         self.param.problem.objects = list(PROBLEMS)
+        # The offered names depend on what is on this server's disk: set them per session.
         self.param.dataset.objects = names
-        if self.dataset not in names:
+        if dataset is not None:
+            self.dataset = dataset  # an explicit choice: no preset on top (unlike the UI)
+        elif self.dataset not in names:
             self.dataset = names[0]
         self._watched: set[int] = set()
         self.specs = (
@@ -445,7 +454,7 @@ class DashboardModel(param.Parameterized):
             if specs is not None
             else [RunSpec(method=m, step=s) for m, s in DEFAULT_RACE]
         )
-        if "problem_settings" not in params and "dataset" not in params:
+        if "problem_settings" not in params and dataset is None:
             self.problem_settings = dict(DATASET_PRESETS["wdbc"]["problem_settings"])
         self.notifier = notifier if notifier is not None else _panel_notifier
         self.messages: list[tuple[str, str]] = []

@@ -15,7 +15,8 @@ periodic callback stops as soon as no run of the session is advancing (the serve
 when nothing runs) and is restarted by :meth:`Streamer.start`.
 
 Log axes: Bokeh drops values <= 0 on log scales, so certificates and step sizes are
-clipped at :data:`FLOOR` and iterations are plotted as ``iteration + 1`` (column ``k1``).
+clipped at :data:`FLOOR` (a final row, from which no step is taken, gets a NaN step size)
+and iterations are plotted as ``iteration + 1`` (column ``k1``).
 
 The module also holds the teaching view's geometry (:class:`Geometry`): where a toy
 problem's atoms are drawn and how an iterate is projected into the plane.
@@ -288,6 +289,7 @@ class RunSources:
             if finite.size:
                 self.best_objective = min(self.best_objective, float(finite.min()))
             idx, self.last_bin = thin_rows(rows["iteration"], self.last_bin)
+            step = rows["step_size"][idx]
             new = {
                 "iteration": rows["iteration"][idx],
                 "k1": rows["iteration"][idx] + 1.0,
@@ -295,7 +297,9 @@ class RunSources:
                 "cpu_s": rows["cpu_s"][idx],
                 "certificate": np.maximum(rows["certificate"][idx], FLOOR),
                 "objective": rows["objective"][idx],
-                "step_size": np.maximum(rows["step_size"][idx], FLOOR),
+                # No step is taken from a final row (size 0): NaN leaves a gap instead of
+                # a plunge to the floor of the log axis.
+                "step_size": np.where(step > 0, np.maximum(step, FLOOR), np.nan),
                 "active_size": rows["active_size"][idx],
                 "step": [STEP_NAMES.get(int(c), "none") for c in rows["step_type"][idx]],
             }
