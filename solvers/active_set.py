@@ -41,7 +41,12 @@ def away_update(mu, v, gamma, gamma_max):
 
 @njit(cache=True)
 def pairwise_update(mu, s, v, gamma, gamma_max):
-    """Move ``gamma`` of weight from atom ``v`` to atom ``s``; True if ``v`` dropped."""
+    """Move ``gamma`` of weight from atom ``v`` to atom ``s``; True if ``v`` dropped.
+
+    ``s == v`` is a zero direction: nothing moves (adding and then zeroing the same
+    weight would lose it)."""
+    if s == v:
+        return False
     mu[s] += gamma
     if gamma >= gamma_max:
         mu[v] = 0.0

@@ -224,6 +224,12 @@ def svm_dual_advance(X, y, sqnorms, inv_c, alpha, w, g, istate, lstate, step_par
             curv = sqnorms[s] + sqnorms[v] - 2.0 * y[s] * y[v] * row_row_dot(X, s, v)
             curv += 2.0 * inv_c
             gmax = alpha[v]
+        if gd >= 0.0:
+            # Not a descent direction (s == v, or the gap is at rounding level): no step
+            # can make progress, so stop rather than move weight along a zero direction.
+            _record(rec, row, k, f, gap, 0.0, STEP_NONE, active, istate[I_FUN_EVALS])
+            istate[I_STATUS] = STATUS_STALLED
+            return row + 1
         start = 2.0 / (k + 2.0) if method == METHOD_FW else gmax
         gamma, evals = step_size(
             rule,
@@ -351,6 +357,12 @@ def logreg_l1_advance(XT, y, radius, mu, x, z, g, r, zd, istate, lstate, step_pa
             else:
                 dnorm2 = (vs - vv) * (vs - vv)
             gmax = mu[a_v]
+        if gd >= 0.0:
+            # Not a descent direction (s == v, or the gap is at rounding level): no step
+            # can make progress, so stop rather than move weight along a zero direction.
+            _record(rec, row, k, f, gap, 0.0, STEP_NONE, active, istate[I_FUN_EVALS])
+            istate[I_STATUS] = STATUS_STALLED
+            return row + 1
         start = 2.0 / (k + 2.0) if method == METHOD_FW else gmax
         gamma, evals = step_size(
             rule,

@@ -153,3 +153,15 @@ def test_svm_primal_recovery_matches_cvxpy_primal(real_data):
     ).ravel()
     ref_acc = np.mean(np.where(scores >= 0, 1.0, -1.0) == ds.y_test)
     assert m["test_accuracy"] == pytest.approx(ref_acc, abs=1.0 / len(ds.y_test) + 1e-12)
+
+
+def test_pairwise_never_loses_weight_below_rounding_level(real_data):
+    """A tolerance below float resolution: once the FW and away atoms coincide the
+    direction is zero; the run must stall cleanly with its weights intact."""
+    pb = build_problem("logreg-l1", load_dataset("diabetes_scale"), radius=0.3, start="vertex")
+    solver = build_solver(pb, "pfw", "exact", {}, 1e-20)
+    run = Run(solver, Budget(tol=1e-20, max_iter=2000)).run()
+    assert run.status in ("stalled", "converged")
+    assert solver.active_weights().sum() == pytest.approx(1.0, abs=1e-12)
+    f = run.frame()["objective"].to_numpy()
+    assert f[-1] <= f[0]

@@ -303,6 +303,10 @@ class RunSources:
                 "active_size": rows["active_size"][idx],
                 "step": [STEP_NAMES.get(int(c), "none") for c in rows["step_type"][idx]],
             }
+            # Plain lists, not arrays: Bokeh sends every array as its own binary websocket
+            # frame, and a tick carries a handful of points per run. Measured: ~80 frames
+            # (and send calls) per tick with arrays, one message with lists.
+            new = {k: (v.tolist() if isinstance(v, np.ndarray) else v) for k, v in new.items()}
             self.trace.stream(new, rollover=None)
             self.objective.stream(
                 {k: new[k] for k in ("iteration", "k1", "objective")}, rollover=None
@@ -430,9 +434,10 @@ class Streamer:
         try:
             import panel as pn
 
-            # freeze: one recomputation of the document's model graph per tick, not one
-            # per changed pane (measured ~0.1 s each with the dashboard's ~5,000 models).
-            with pn.io.hold(freeze=True):
+            # No freeze=True here: leaving a frozen hold always recomputes the document's
+            # model graph (~0.2 s with this dashboard, measured), and a tick changes no
+            # model references (streams and text only), so it never needs one.
+            with pn.io.hold():
                 active = self.pull()
         except Exception as exc:  # never let a broken tick freeze the page silently
             from ermviz.app.model import one_line

@@ -1,0 +1,375 @@
+"""The served dashboard in Debian's chromium, driven by Playwright.
+
+``panel serve app.py`` runs as a subprocess on a free localhost port; the page picks a
+bundled dataset and the FW / AFW / PFW race through its widgets, starts it, reads the
+Bokeh ColumnDataSources in the page while the runs go, stops it, checks every run's
+status, downloads the CSV export and compares it with the runs, and saves a screenshot
+to ``test-artifacts/dashboard.png``. Every wait is bounded; the server is killed at the end.
+"""
+
+from __future__ import annotations
+
+import io
+import os
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from collections.abc import Iterator
+from pathlib import Path
+from urllib.parse import parse_qsl
+
+import pandas as pd
+import pytest
+
+pytestmark = pytest.mark.browser
+
+REPO = Path(__file__).resolve().parent.parent
+ARTIFACTS = REPO / "test-artifacts"
+CHROMIUM = "/usr/bin/chromium"
+CHROMIUM_ARGS = [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+]
+
+# Lengths of the runs' trace sources, read from the page's Bokeh document.
+TRACE_LENGTHS_JS = """() => {
+  const out = {};
+  for (const doc of Bokeh.documents) {
+    for (const m of doc.all_models) {
+      if (m.name && m.name.startsWith("trace:")) out[m.name.slice(6)] = m.get_length() ?? 0;
+    }
+  }
+  return out;
+}"""
+
+# Hide the first legend entry's proxy as a click does; report [any FW line still visible,
+# every FW line visible again after showing it].
+LEGEND_HIDE_JS = """async () => {
+  const settle = () => new Promise((resolve) => setTimeout(resolve, 300));
+  const models = Array.from(Bokeh.documents[0].all_models);
+  const legend = models.find((m) => m.type === "Legend" && m.items.length === 3);
+  const proxy = legend.items[0].renderers[0];
+  const lines = models.filter(
+    (m) => m.type === "GlyphRenderer" && m.name === "FW exact" && m !== proxy);
+  proxy.visible = false;
+  await settle();  // CustomJS callbacks run asynchronously
+  const hidden = lines.every((r) => !r.visible);
+  proxy.visible = true;
+  await settle();
+  const shown = lines.every((r) => r.visible);
+  return [!hidden, shown && lines.length >= 4];
+}"""
+
+# Each run's status span (Playwright's CSS locators pierce Panel's shadow roots).
+STATUS_MAP_JS = """(spans) => spans.map((s) => ({id: s.dataset.runId, label: s.dataset.label,
+  status: s.dataset.status, rows: Number(s.dataset.rows)}))"""
+
+
+def _missing() -> str | None:
+    if not Path(CHROMIUM).exists():
+        return f"{CHROMIUM} is missing (apt-get install chromium)"
+    try:
+        import playwright.sync_api  # noqa: F401
+    except ImportError:
+        return "the playwright Python package is missing (pip install playwright)"
+    return None
+
+
+if (reason := _missing()) is not None:
+    pytest.skip(reason, allow_module_level=True)
+
+from playwright.sync_api import Page, sync_playwright  # noqa: E402
+
+from ermviz.app.model import describe_dataset  # noqa: E402
+
+SERVER_PID: dict[str, int] = {}
+
+
+def _cpu_seconds(pid: int) -> float:
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@pytest.fixture(scope="module")
+def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    port = _free_port()
+    log = tmp_path_factory.mktemp("server") / "panel.log"
+    env = {**os.environ, "ERMVIZ_OFFLINE": "1", "PYTHONUNBUFFERED": "1"}
+    with open(log, "w") as fh:
+        proc = subprocess.Popen(
+            [
+                sys.executable,
+                "-m",
+                "panel",
+                "serve",
+                "app.py",
+                "--port",
+                str(port),
+                "--address",
+                "127.0.0.1",
+                "--allow-websocket-origin",
+                f"127.0.0.1:{port}",
+                "--setup",
+                "ermviz/app/warmup.py",
+                # Closed pages' sessions are destroyed within ~2 s (default: up to 32 s).
+                "--check-unused-sessions",
+                "1000",
+                "--unused-session-lifetime",
+                "1000",
+            ],
+            cwd=REPO,
+            env=env,
+            stdout=fh,
+            stderr=subprocess.STDOUT,
+        )
+    url = f"http://127.0.0.1:{port}/app"
+    SERVER_PID[url] = proc.pid
+    try:
+        deadline = time.monotonic() + 90
+        while True:
+            if proc.poll() is not None:
+                pytest.fail(f"panel serve exited with {proc.returncode}:\n{log.read_text()}")
+            try:
+                with urllib.request.urlopen(url, timeout=5) as resp:
+                    if resp.status == 200:
+                        break
+            except OSError:
+                pass
+            if time.monotonic() > deadline:
+                pytest.fail(f"panel serve did not answer within 90 s:\n{log.read_text()}")
+            time.sleep(0.5)
+        yield url
+    finally:
+        proc.terminate()
+        try:
+            proc.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait(timeout=10)
+
+
+@pytest.fixture
+def page() -> Iterator[Page]:
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+        try:
+            context = browser.new_context(viewport={"width": 1500, "height": 2300})
+            context.set_default_timeout(20_000)
+            yield context.new_page()
+        finally:
+            browser.close()
+
+
+def _open(page: Page, url: str) -> None:
+    page.goto(url, timeout=60_000)
+    page.wait_for_function("() => window.Bokeh && Bokeh.documents.length > 0", timeout=60_000)
+    page.locator(".run-status-empty").first.wait_for(timeout=30_000)
+
+
+def _wait(predicate, timeout: float, what: str, poll: float = 0.2):
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        value = predicate()
+        if value:
+            return value
+        time.sleep(poll)
+    pytest.fail(f"timed out after {timeout} s waiting for {what}")
+
+
+def _statuses(page: Page) -> list[dict]:
+    return page.locator(".run-status").evaluate_all(STATUS_MAP_JS)
+
+
+def _query(page: Page) -> dict[str, list[str]]:
+    # The app rewrites the URL with history.pushState; read it from the page itself.
+    out: dict[str, list[str]] = {}
+    for k, v in parse_qsl(page.evaluate("() => window.location.search").lstrip("?")):
+        out.setdefault(k, []).append(v)
+    return out
+
+
+def test_race_streams_live_stops_and_exports(server: str, page: Page) -> None:
+    _open(page, server)
+    # Pick the dataset through the widget (blobs, then the bundled wdbc race set-up).
+    dataset = page.locator("select").first
+    dataset.select_option(label=describe_dataset("blobs"))
+    _wait(lambda: _query(page).get("dataset") == ["blobs"], 15, "the URL to follow the dataset")
+    dataset.select_option(label=describe_dataset("wdbc"))
+    _wait(
+        lambda: (q := _query(page)).get("dataset") == ["wdbc"] and "p.C" in q,
+        15,
+        "the URL to name wdbc and its preset",
+    )
+    query = _query(page)
+    assert query["run"] == ["fw:exact", "afw:exact", "pfw:exact"]
+    assert query["p.C"] == ["100"] and query["standardize"] == ["1"]
+    for label in ("FW exact", "AFW exact", "PFW exact"):
+        assert page.get_by_text(label, exact=True).first.is_visible()
+
+    page.locator("button", has_text="Start").first.click()
+    statuses = _wait(lambda: (s := _statuses(page)) and len(s) == 3 and s, 30, "three run statuses")
+    run_ids = [s["id"] for s in statuses]
+    assert [s["label"] for s in statuses] == ["FW exact", "AFW exact", "PFW exact"]
+
+    # The plotted data grows while the runs are still going (two reads, both "running").
+    def running_lengths() -> dict[str, int] | None:
+        s = _statuses(page)
+        lengths = page.evaluate(TRACE_LENGTHS_JS)
+        ok = all(x["status"] == "running" for x in s) and set(lengths) == set(run_ids)
+        return lengths if ok and all(lengths[r] > 0 for r in run_ids) else None
+
+    first = _wait(running_lengths, 30, "points on every curve while running", poll=0.1)
+    time.sleep(0.8)
+    second = running_lengths()
+    assert second is not None, "the race ended before the second read"
+    assert all(second[r] > first[r] for r in run_ids), (first, second)
+
+    # Pause holds every run (the plotted data stops growing); Resume goes on.
+    page.locator("button", has_text="Pause").first.click()
+    _wait(lambda: {x["status"] for x in _statuses(page)} == {"paused"}, 15, "runs paused")
+    time.sleep(0.5)
+    held = page.evaluate(TRACE_LENGTHS_JS)
+    time.sleep(0.8)
+    assert page.evaluate(TRACE_LENGTHS_JS) == held
+    page.locator("button", has_text="Resume").first.click()
+    _wait(lambda: {x["status"] for x in _statuses(page)} == {"running"}, 15, "runs resumed")
+
+    # The legend entry of a run hides its lines in every plot (proxy + CustomJS).
+    assert page.evaluate(LEGEND_HIDE_JS) == [False, True]
+
+    _wait(
+        lambda: all(n >= 50 for n in page.evaluate(TRACE_LENGTHS_JS).values()),
+        30,
+        "50 plotted points per run",
+    )
+    page.locator("button", has_text="Stop").first.click()
+    final = _wait(
+        lambda: (s := _statuses(page)) and all(x["status"] != "running" for x in s) and s,
+        20,
+        "every run to leave 'running'",
+    )
+    by_label = {x["label"]: x for x in final}
+    assert {x["status"] for x in final} <= {"stopped", "converged", "max_time"}
+    assert by_label["FW exact"]["status"] in ("stopped", "max_time")  # FW crawls at tol 1e-8
+    assert all(x["rows"] > 0 for x in final)
+    race_text = page.locator(".race-status-text").first
+    _wait(lambda: race_text.get_attribute("data-status") == "finished", 10, "race finished")
+    plotted = page.evaluate(TRACE_LENGTHS_JS)
+
+    ARTIFACTS.mkdir(exist_ok=True)
+    page.screenshot(path=str(ARTIFACTS / "dashboard.png"), full_page=True)
+
+    page.get_by_text("Export", exact=True).first.click()
+    with page.expect_download(timeout=30_000) as info:
+        page.locator("button", has_text="Traces (CSV)").first.click()
+    csv = pd.read_csv(io.BytesIO(Path(info.value.path()).read_bytes()))
+    assert set(csv["run_id"]) == set(run_ids)
+    counts = csv.groupby("run_id").size()
+    for x in final:
+        assert counts[x["id"]] == x["rows"], (x, counts.to_dict())
+        assert counts[x["id"]] >= plotted[x["id"]]  # the plot shows a thinned trace
+    assert set(csv["label"]) == {"FW exact", "AFW exact", "PFW exact"}
+
+
+def test_a_link_with_a_file_path_is_rejected(server: str, page: Page) -> None:
+    _open(page, server + "?dataset=/etc/passwd&tol=1e-3")
+    note = page.locator(".notyf__message", has_text="catalog or bundled")
+    note.first.wait_for(timeout=20_000)
+    assert "was ignored" in note.first.inner_text()
+    # The defaults stay and the URL is not rewritten to the path.
+    assert page.locator("select").first.input_value() == describe_dataset("wdbc")
+    _wait(
+        lambda: _query(page).get("dataset") == ["wdbc"],
+        15,
+        "the URL to show the page's set-up instead of the rejected link",
+    )
+
+
+def test_a_link_opens_the_teaching_set_up(server: str, page: Page) -> None:
+    _open(page, server + "?dataset=toy-simplex-3&step_delay=0.01")
+    assert page.locator("select").first.input_value() == describe_dataset("toy-simplex-3")
+    page.locator("button", has_text="Start").first.click()
+    done = _wait(
+        lambda: (
+            (s := _statuses(page))
+            and len(s) == 3
+            and all(x["status"] in ("converged", "max_iter") for x in s)
+            and s
+        ),
+        60,
+        "the teaching race to end",
+    )
+    paths = page.evaluate(
+        """() => { const out = {};
+          for (const doc of Bokeh.documents) for (const m of doc.all_models)
+            if (m.name && m.name.startsWith("path:")) out[m.name.slice(5)] = m.get_length() ?? 0;
+          return out; }"""
+    )
+    fw, afw, pfw = (paths[x["id"]] for x in done)
+    assert fw > 3 * max(afw, pfw) > 0  # FW's zig-zag is many more steps on screen
+    page.get_by_text("Teaching view", exact=True).first.click()
+    time.sleep(1.0)
+    ARTIFACTS.mkdir(exist_ok=True)
+    page.screenshot(path=str(ARTIFACTS / "teaching.png"), full_page=True)
+
+
+def test_upload_reports_parse_errors_and_selects_a_good_file(
+    server: str, page: Page, tmp_path: Path
+) -> None:
+    bad = tmp_path / "bad.csv"
+    bad.write_text("1.0,2.0,1\n3.0,oops,-1\n")
+    good = tmp_path / "good.csv"
+    good.write_text(
+        "".join(f"{i % 7 / 7:.3f},{i * 3 % 5 / 5:.3f},{1 - 2 * (i % 2)}\n" for i in range(40))
+    )
+    _open(page, server)
+    upload = page.locator("input[type=file]").first
+    upload.set_input_files(str(bad))
+    note = page.locator(".notyf__message", has_text="could not read bad.csv")
+    note.first.wait_for(timeout=20_000)
+    assert "oops" in note.first.inner_text() and "/tmp" not in note.first.inner_text()
+    upload.set_input_files(str(good))
+    _wait(
+        lambda: page.locator("select").first.input_value() == "good.csv (uploaded)",
+        20,
+        "the upload to be selected",
+    )
+    assert "dataset" not in _query(page)  # a link never names an uploaded file
+
+
+def test_closing_the_page_stops_the_sessions_runs(server: str, page: Page) -> None:
+    pid = SERVER_PID[server]
+    _open(page, server + "?dataset=wdbc&max_time=120&tol=1e-14")
+    page.locator("button", has_text="Start").first.click()
+    _wait(
+        lambda: (s := _statuses(page)) and {x["status"] for x in s} == {"running"},
+        30,
+        "the runs to go",
+    )
+    c0, t0 = _cpu_seconds(pid), time.monotonic()
+    time.sleep(1.5)
+    busy = (_cpu_seconds(pid) - c0) / (time.monotonic() - t0)
+    assert busy > 0.2, f"the race should keep the server busy, got {busy:.2f} cores"
+    page.close()
+
+    def idle() -> bool:
+        c0, t0 = _cpu_seconds(pid), time.monotonic()
+        time.sleep(1.0)
+        return (_cpu_seconds(pid) - c0) / (time.monotonic() - t0) < 0.05
+
+    # The session is destroyed ~2 s after the page closes; its runs stop with it.
+    _wait(idle, 20, "the server to go idle after the page closed", poll=0.0)

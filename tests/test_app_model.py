@@ -1,0 +1,447 @@
+"""The dashboard without a browser: model, URL state, streaming pull, export, errors."""
+
+from __future__ import annotations
+
+import asyncio
+import io
+import itertools
+import time
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from ermviz.app import model as model_mod
+from ermviz.app import urlstate
+from ermviz.app.model import DashboardModel, RunSpec
+from ermviz.app.streaming import FLOOR, Streamer, geometry_for, thin_rows
+from ermviz.errors import SettingError
+
+
+def make_model(**params) -> DashboardModel:
+    notes: list[tuple[str, str]] = []
+    m = DashboardModel(notifier=lambda level, msg: notes.append((level, msg)), **params)
+    m.notes = notes  # what the user would have seen as toasts
+    return m
+
+
+def wait_until(predicate, timeout: float) -> bool:
+    end = time.perf_counter() + timeout
+    while time.perf_counter() < end:
+        if predicate():
+            return True
+        time.sleep(0.02)
+    return predicate()
+
+
+# -- building runs ------------------------------------------------------------------------
+
+
+def test_default_model_is_the_fw_afw_pfw_race_on_wdbc():
+    m = make_model()
+    assert m.dataset == "wdbc" and m.problem == "svm-dual" and m.standardize
+    assert [(s.method, s.step) for s in m.specs] == [
+        ("fw", "exact"),
+        ("afw", "exact"),
+        ("pfw", "exact"),
+    ]
+    cfgs = m.run_configs()
+    assert [c.method for c in cfgs] == ["fw", "afw", "pfw"]
+    assert all(c.settings == {"C": 100.0} and c.budget.tol == 1e-8 for c in cfgs)
+    slots = m.prepare()
+    assert [s.status for s in slots] == ["ready"] * 3
+    # One problem (data loaded once) shared by every run of the race.
+    problems = {id(s.run.solver.problem) for s in slots}
+    assert len(problems) == 1
+    assert len({s.run_id for s in slots}) == 3
+    assert [s.color for s in slots] == list(model_mod.PALETTE[:3])
+
+
+def test_add_duplicate_remove_and_settings_from_declarations():
+    m = make_model()
+    rev = m.revision
+    spec = m.add_run("pfw", "armijo")
+    assert m.revision > rev
+    assert [s.name for s in spec.declared()] == [
+        "refresh_every",
+        "armijo_delta",
+        "armijo_c",
+        "max_trials",
+    ]
+    spec.set_setting("armijo_c", "0.02")
+    assert spec.settings == {"armijo_c": 0.02}
+    with pytest.raises(SettingError, match="armijo_c"):
+        spec.set_setting("armijo_c", 2.0)
+    spec.set_setting("armijo_c", 0.01)  # the default: no override left
+    assert spec.settings == {}
+    spec.set_setting("max_trials", 30)
+    m.duplicate_run(3)
+    assert len(m.specs) == 5 and m.specs[4].settings == {"max_trials": 30}
+    assert m.specs[4] is not m.specs[3]
+    assert m.labels()[3:] == ["PFW armijo max_trials=30", "PFW armijo max_trials=30 (2)"]
+    m.remove_run(0)
+    assert [s.method for s in m.specs] == ["afw", "pfw", "pfw", "pfw"]
+    # Changing the step rule drops settings the new rule does not declare.
+    m.specs[2].step = "exact"
+    assert m.specs[2].settings == {}
+
+
+def test_dataset_presets_apply_on_selection():
+    m = make_model()
+    m.dataset = "toy-2d"
+    assert (m.problem, m.problem_settings, m.animate) == ("logreg-l1", {"radius": 3.0}, True)
+    m.dataset = "toy-simplex-3"
+    assert (m.problem, m.problem_settings, m.max_iter) == ("svm-dual", {}, 400)
+    m.dataset = "wdbc"
+    assert m.problem_settings == {"C": 100.0} and m.tol == 1e-8 and not m.animate
+
+
+# -- URL state ----------------------------------------------------------------------------
+
+
+def test_url_state_round_trip():
+    m = make_model()
+    m.dataset = "toy-2d"
+    m.problem_settings = {"radius": 2.5, "intercept": False}
+    m.param.update(tol=3e-7, max_iter=1234, max_time=2.5, seed=7, test_size=0.25, normalize=True)
+    m.specs = [
+        RunSpec(method="fw", step="diminishing"),
+        RunSpec(method="pfw", step="armijo", settings={"armijo_c": 0.02, "max_trials": 30}),
+        RunSpec(method="afw", step="short", settings={"lipschitz": 4.5}),
+    ]
+    query = urlstate.encode(m)
+    assert "/" not in query.replace("%2F", "/").split("dataset=")[1].split("&")[0]
+    other = make_model()
+    assert urlstate.load(other, query) is None
+    assert urlstate.config(other) == urlstate.config(m)
+    assert urlstate.decode(urlstate.encode(other)) == urlstate.decode(query)
+    # The default set-up survives a round trip too.
+    d1, d2 = make_model(), make_model()
+    d2.dataset = "blobs"
+    urlstate.apply(d2, urlstate.decode(urlstate.encode(d1)))
+    assert urlstate.config(d2) == urlstate.config(d1)
+
+
+@pytest.mark.parametrize(
+    "query",
+    [
+        "dataset=/etc/passwd",
+        "dataset=../../etc/passwd",
+        "dataset=datasets/catalog.toml",
+        "dataset=upload:evil.csv",
+        "dataset=no-such-dataset",
+        "colour=blue",
+        "run=fw:bogus",
+        "run=rehline:cd",  # does not solve svm-dual (the default problem)
+        "problem=svm-dual&p.C=-1",
+        "tol=0",
+        "max_iter=ten",
+    ],
+)
+def test_url_state_rejects_bad_links(query):
+    with pytest.raises(urlstate.LinkError):
+        urlstate.decode(query)
+    m = make_model()
+    before = urlstate.config(m)
+    assert urlstate.load(m, query) is not None
+    assert urlstate.config(m) == before
+    assert m.notes and m.notes[-1][0] == "error" and "link" in m.notes[-1][1]
+
+
+def test_url_state_rejects_an_existing_file_path(tmp_path):
+    path = tmp_path / "data.csv"
+    path.write_text("1,2,1\n3,4,-1\n")
+    with pytest.raises(urlstate.LinkError, match="catalog or bundled"):
+        urlstate.decode(f"dataset={path}")
+
+
+def test_url_state_never_carries_an_upload(tmp_path):
+    m = make_model()
+    name = m.add_upload("mine.csv", b"0.1,0.2,1\n0.3,0.1,-1\n0.5,0.9,1\n0.2,0.4,-1\n")
+    assert name == "upload:mine.csv" and m.dataset == name
+    assert "dataset=" not in urlstate.encode(m)
+
+
+# -- streaming ------------------------------------------------------------------------------
+
+
+def test_thin_rows_keeps_a_geometric_grid_and_the_newest_row():
+    it = np.arange(0, 100_000, dtype=float)
+    idx, last = thin_rows(it, -1.0)
+    assert idx[0] == 0 and idx[-1] == it.size - 1
+    assert np.all(np.diff(idx) > 0)
+    assert np.array_equal(idx[:40], np.arange(40))  # every early iteration
+    assert 400 < idx.size < 800  # ~115 per decade afterwards
+    again, _ = thin_rows(np.arange(100_000, 100_010, dtype=float), last)
+    assert again.tolist() == [9]  # nothing crosses the grid: only the newest row
+
+
+def test_streaming_pull_delivers_growing_data_while_runs_go():
+    m = make_model()
+    m.max_time = 3.0
+    slots = m.start()
+    streamer = Streamer(m)
+    streamer.attach(slots)
+    lengths = []
+    try:
+        for _ in range(6):
+            time.sleep(0.25)
+            active = m.active
+            streamer.pull()
+            lengths.append([len(src.trace.data["k1"]) for src in streamer.sources])
+            if not active:
+                break
+        assert len(lengths) >= 3, "the race ended before the pull was seen growing"
+        for before, after in itertools.pairwise(lengths[:3]):
+            assert all(a > b for a, b in zip(after, before, strict=True)), lengths
+    finally:
+        m.stop()
+    assert wait_until(lambda: all(s.done for s in slots), 5)
+    streamer.pull()
+    for src in streamer.sources:
+        data = {k: np.asarray(v) for k, v in src.trace.data.items()}
+        frame = src.slot.run.frame()
+        assert 0 < len(data["k1"]) < len(frame)  # thinned, never empty
+        np.testing.assert_array_equal(data["k1"], data["iteration"] + 1)
+        assert np.all(np.diff(data["iteration"]) > 0)  # never a row twice
+        assert data["iteration"][-1] == frame["iteration"].iloc[-1]  # ends at the last row
+        assert np.min(data["certificate"]) >= FLOOR
+        assert set(data["step"]) <= {"fw", "away", "pairwise", "drop", "none"}
+        # Live thresholds agree with the core's time_to_threshold on the whole trace.
+        final = src.slot.final_extras()["hits"]
+        for eps, t in src.slot.hits.items():
+            assert (np.isnan(t) and np.isnan(final[eps])) or t == pytest.approx(final[eps])
+
+
+def test_streamer_goes_idle_when_no_run_is_active():
+    m = make_model()
+    m.dataset = "toy-simplex-3"
+    m.animate = False
+    slots = m.start()
+    assert wait_until(lambda: all(s.done for s in slots), 5)
+    streamer = Streamer(m)
+    streamer.attach(slots)
+
+    class FakeCallback:
+        stopped = 0
+
+        def stop(self):
+            self.stopped += 1
+
+    cb = FakeCallback()
+    streamer._callback = cb
+    asyncio.run(streamer._tick())
+    assert streamer.running  # one idle tick is not enough (a paused run may still append)
+    asyncio.run(streamer._tick())
+    assert not streamer.running and cb.stopped == 1
+    assert all(len(src.trace.data["k1"]) > 0 for src in streamer.sources)
+
+
+def test_teaching_race_streams_paths_on_the_drawn_feasible_set():
+    m = make_model()
+    m.dataset = "toy-simplex-3"
+    m.step_delay = 0.0
+    slots = m.start()
+    assert wait_until(lambda: all(s.done for s in slots), 10)
+    assert all(s.run.keep_iterates for s in slots)
+    streamer = Streamer(m)
+    streamer.attach(slots, m.problem_obj)
+    assert streamer.geometry is not None and streamer.geometry.kind == "triangle"
+    streamer.pull()
+    fw, afw, pfw = streamer.sources
+    # Vanilla FW zig-zags: many more steps than the away-step and pairwise variants.
+    assert len(fw.path.data["x"]) > 3 * max(len(afw.path.data["x"]), len(pfw.path.data["x"]))
+    for src in streamer.sources:
+        its, X, _ = src.slot.run.iterates()
+        assert len(src.path.data["x"]) == its.size
+        xy = np.column_stack([src.path.data["x"], src.path.data["y"]])
+        np.testing.assert_allclose(xy, X @ streamer.geometry.atoms)
+        assert 1 <= len(src.active.data["x"]) <= 3
+
+
+@pytest.mark.parametrize(
+    ("dataset", "kind"),
+    [("toy-simplex-3", "triangle"), ("toy-simplex-4", "tetrahedron"), ("toy-2d", "diamond")],
+)
+def test_geometry_contours_cover_the_feasible_set(dataset, kind):
+    m = make_model()
+    m.dataset = dataset
+    problem = m.build_problem()
+    geometry = geometry_for(problem)
+    assert geometry.kind == kind
+    xs, ys, Z = geometry.objective_grid(problem, resolution=41)
+    finite = np.isfinite(Z)
+    assert 0.3 < finite.mean() < 0.95  # inside the set only
+    # Values are the problem's own objective at the drawn points.
+    i, j = np.argwhere(finite)[len(np.argwhere(finite)) // 2]
+    point = geometry._point_at(np.array([xs[j], ys[i]]))
+    assert Z[i, j] == pytest.approx(problem.objective(point))
+
+
+# -- stop, export ---------------------------------------------------------------------------
+
+
+def test_stop_keeps_traces_and_exports_match_the_runs():
+    m = make_model()
+    m.max_time = 30.0
+    slots = m.start()
+    assert wait_until(lambda: all(len(s.run.trace) > 20 for s in slots), 10)
+    m.stop()
+    assert all(s.done for s in slots)
+    assert {s.status for s in slots} <= {"stopped", "converged"}
+    assert any(s.status == "stopped" for s in slots)
+    csv = pd.read_csv(m.export_csv())
+    parquet = pd.read_parquet(m.export_parquet())
+    for frame in (csv, parquet):
+        assert set(frame["run_id"]) == {s.run_id for s in slots}
+        for s in slots:
+            rows = frame[frame["run_id"] == s.run_id]
+            ref = s.run.frame()
+            assert len(rows) == len(ref) > 0
+            np.testing.assert_array_equal(rows["iteration"].to_numpy(), ref["iteration"].to_numpy())
+            np.testing.assert_allclose(
+                rows["certificate"].to_numpy(), ref["certificate"].to_numpy()
+            )
+            assert set(rows["label"]) == {s.label}
+    table = m.results()
+    assert list(table["run_id"]) == [s.run_id for s in slots]
+    assert list(table["status"]) == [s.status for s in slots]
+    assert (table["iterations"] > 0).all()
+
+
+# -- errors ---------------------------------------------------------------------------------
+
+
+def test_errors_become_run_status_and_notification_not_exceptions():
+    # A regression dataset for a classification problem: every run fails alike.
+    m = make_model()
+    m.dataset = "sk-diabetes"
+    m.problem = "svm-dual"
+    slots = m.start()
+    assert [s.status for s in slots] == ["error"] * 3
+    assert all("binary" in s.message for s in slots)
+    assert m.notes[-1][0] == "error" and "binary" in m.notes[-1][1]
+    assert len(m.results()) == 3 and set(m.results()["status"]) == {"error"}
+
+    # One bad run does not stop the others.
+    m = make_model()
+    m.dataset = "toy-simplex-3"
+    m.specs = [RunSpec(method="pfw", step="exact"), RunSpec(method="rehline", step="cd")]
+    slots = m.start()
+    assert slots[1].status == "error" and "does not solve" in slots[1].message
+    assert wait_until(lambda: slots[0].done, 10) and slots[0].status == "converged"
+    assert any("does not solve" in msg for _, msg in m.notes)
+
+    # A budget out of range.
+    m = make_model()
+    m.tol = -1.0
+    slots = m.start()
+    assert {s.status for s in slots} == {"error"} and "tol" in slots[0].message
+    assert "tol" in m.notes[-1][1]
+
+
+def test_upload_errors_are_notified_with_the_users_file_name(monkeypatch):
+    m = make_model()
+    assert m.add_upload("bad.csv", b"1.0,2.0,1\n3.0,oops,-1\n") is None
+    level, msg = m.notes[-1]
+    assert level == "error" and "bad.csv" in msg and "ermviz-upload-" not in msg
+    assert m.add_upload("empty.txt", b"  \n") is None and "empty" in m.notes[-1][1]
+    monkeypatch.setattr(model_mod, "MAX_UPLOAD_BYTES", 10)
+    assert m.add_upload("big.csv", b"1,2,1\n3,4,-1\n5,6,1\n") is None
+    assert "limit" in m.notes[-1][1]
+    monkeypatch.undo()
+    # A good LIBSVM upload becomes the selected dataset and races.
+    text = "".join(
+        f"{1 if i % 2 else -1} 1:{i % 7 / 7:.3f} 2:{(i * 3) % 5 / 5:.3f}\n" for i in range(40)
+    )
+    name = m.add_upload("../../etc/mine.svm", text)
+    assert name == "upload:mine.svm" and m.dataset == name
+    m.max_time = 0.5
+    slots = m.start()
+    assert wait_until(lambda: all(s.done for s in slots), 10)
+    assert all(s.status in ("converged", "max_time", "max_iter") for s in slots)
+    assert set(m.traces()["dataset"]) == {name}
+    folder = m._upload_dir
+    m.shutdown()
+    assert not folder.exists()
+
+
+def test_setting_widgets_revert_invalid_values_and_notify():
+    pn = pytest.importorskip("panel")
+    from ermviz.app.views import setting_widget
+
+    m = make_model()
+    spec = m.add_run("afw", "armijo")
+    decl = {s.name: s for s in spec.declared()}
+    w = setting_widget(decl["armijo_c"], spec.value_of("armijo_c"), spec.set_setting, m)
+    assert isinstance(w, pn.widgets.FloatInput)
+    w.value = 0.05
+    assert spec.settings == {"armijo_c": 0.05}
+    w.value = 3.0  # out of (0, 1): reverted, notified, model unchanged
+    assert w.value == 0.05 and spec.settings == {"armijo_c": 0.05}
+    assert "armijo_c" in m.notes[-1][1]
+
+
+# -- the views without a server -------------------------------------------------------------
+
+
+def test_dashboard_views_build_start_and_export_without_a_server():
+    pytest.importorskip("panel")
+    from ermviz.app.views import Dashboard
+
+    m = make_model()
+    dash = Dashboard(m)
+    assert dash._problem_widgets["C"].value == 100.0
+    m.dataset = "toy-2d"  # preset: another problem, its own setting widgets and values
+    assert set(dash._problem_widgets) == {"radius", "intercept", "start"}
+    assert dash._problem_widgets["radius"].value == 3.0
+    m.dataset = "toy-simplex-4"
+    assert dash.teaching_plot is not None  # preview of the tetrahedron before Start
+    m.step_delay = 0.0
+    dash.start_sync()
+    assert wait_until(lambda: all(s.done for s in m.slots), 10)
+    dash.streamer.pull()
+    assert len(dash.figures) == 5
+    assert dash.table.object.count("<tr>") == 4  # header + one row per run
+    assert "converged" in dash.table.object
+    assert "converged" in dash.status_strip.object
+    page = dash.export_html().getvalue().decode()
+    assert page.startswith("<!DOCTYPE html>") and "PFW exact" in page
+    m.show_steps = True  # rebuilds with step markers
+    n_renderers = sum(len(f.renderers) for f in dash.figures)
+    m.show_steps = False
+    assert sum(len(f.renderers) for f in dash.figures) < n_renderers
+    csv = pd.read_csv(io.BytesIO(dash.csv_download.callback().getvalue()))
+    assert set(csv["run_id"]) == {s.run_id for s in m.slots}
+    dash.reset()
+    assert m.race_status == "idle" and dash.streamer.sources == []
+
+
+def test_a_run_failing_mid_race_becomes_an_error_status_and_one_notification():
+    pytest.importorskip("panel")
+    from ermviz.app.views import Dashboard
+
+    m = make_model()
+    m.max_time = 1.0
+    dash = Dashboard(m)
+    slots = m.prepare()
+    solver = slots[1].run.solver
+    real = solver.advance
+    calls = {"n": 0}
+
+    def failing(n, stop_at):
+        calls["n"] += 1
+        if calls["n"] > 3:
+            raise FloatingPointError("overflow in the line search")
+        return real(n, stop_at)
+
+    solver.advance = failing
+    dash.launch(slots)
+    assert wait_until(lambda: all(s.done for s in slots), 10)
+    dash.streamer.pull()
+    dash.streamer.pull()
+    assert [s.status for s in slots] == ["max_time", "error", "max_time"]
+    told = [msg for level, msg in m.notes if "overflow in the line search" in msg]
+    assert len(told) == 1 and told[0].startswith("AFW exact")
+    assert 'data-status="error"' in dash.status_strip.object
+    assert m.results()["message"][1] == "FloatingPointError: overflow in the line search"
