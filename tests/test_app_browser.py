@@ -139,7 +139,8 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     url = f"http://127.0.0.1:{port}/app"
     SERVER_PID[url] = proc.pid
     try:
-        deadline = time.monotonic() + 90
+        # A cold numba cache makes the --setup warm-up compile the FW kernels first.
+        deadline = time.monotonic() + 300
         while True:
             if proc.poll() is not None:
                 pytest.fail(f"panel serve exited with {proc.returncode}:\n{log.read_text()}")
@@ -150,7 +151,7 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
             except OSError:
                 pass
             if time.monotonic() > deadline:
-                pytest.fail(f"panel serve did not answer within 90 s:\n{log.read_text()}")
+                pytest.fail(f"panel serve did not answer within 300 s:\n{log.read_text()}")
             time.sleep(0.5)
         yield url
     finally:
