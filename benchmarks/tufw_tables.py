@@ -269,7 +269,7 @@ def main(argv: list[str] | None = None) -> int:
         title = (
             "## Convex (Table C-2 setting): logreg-l1, radius 100 x CV radius; exact FW gap"
             if convex
-            else "## Non-convex (Table C-3 setting): nonconvex-l1 (1 - tanh), CV radius; "
+            else "## Non-convex (Table C-3 setting): nonconvex-l1 (1 - tanh), radius 10; "
             "running-average FW gap"
         )
         lines += table(title, results, eps_of, PAPER_CONVEX if convex else PAPER_NONCONVEX, methods)
