@@ -231,21 +231,11 @@ class RunSpec(param.Parameterized):
     def _check_step(self) -> None:
         spec = METHODS[self.method]
         if self.step not in spec.step_rules:
-            self.step = getattr(spec, "step", None) or spec.step_rules[0]
+            self.step = spec.step
 
     def set_setting(self, name: str, value: Any) -> None:
         """Set one declared setting (``None`` or the default removes the override)."""
-        decl = {s.name: s for s in self.declared()}
-        if name not in decl:
-            raise SettingError(
-                f"unknown setting {name!r} for {self.owner}; its settings: "
-                f"{', '.join(sorted(decl)) or 'none'}"
-            )
-        rest = {k: v for k, v in self.settings.items() if k != name}
-        if value is None or (isinstance(value, str) and not value.strip()):
-            self.settings = rest
-            return
-        self.settings = {**rest, **parse_settings([decl[name]], {name: value}, self.owner)}
+        self.settings = _with_setting(self.settings, self.declared(), name, value, self.owner)
 
     def value_of(self, name: str) -> Any:
         """Current value of a declared setting (the default when not overridden)."""
@@ -519,20 +509,9 @@ class DashboardModel(param.Parameterized):
 
     def set_problem_setting(self, name: str, value: Any) -> None:
         """Set one declared problem setting (``None`` or the default removes the override)."""
-        decl = {s.name: s for s in self.problem_declared()}
-        if name not in decl:
-            raise SettingError(
-                f"unknown setting {name!r} for {self.problem}; its settings: "
-                f"{', '.join(sorted(decl)) or 'none'}"
-            )
-        rest = {k: v for k, v in self.problem_settings.items() if k != name}
-        if value is None or (isinstance(value, str) and not value.strip()):
-            self.problem_settings = rest
-            return
-        self.problem_settings = {
-            **rest,
-            **parse_settings([decl[name]], {name: value}, self.problem),
-        }
+        self.problem_settings = _with_setting(
+            self.problem_settings, self.problem_declared(), name, value, self.problem
+        )
 
     def problem_value(self, name: str) -> Any:
         if name in self.problem_settings:
@@ -869,3 +848,20 @@ class _Quiet:
 
     def __exit__(self, *exc: object) -> None:
         self.model._quiet = self.saved
+
+
+def _with_setting(
+    current: dict[str, Any], declared: list[Setting], name: str, value: Any, owner: str
+) -> dict[str, Any]:
+    """``current`` with setting ``name`` set to ``value`` (validated against ``declared``);
+    ``None`` or an empty string removes the override."""
+    decl = {s.name: s for s in declared}
+    if name not in decl:
+        raise SettingError(
+            f"unknown setting {name!r} for {owner}; its settings: "
+            f"{', '.join(sorted(decl)) or 'none'}"
+        )
+    rest = {k: v for k, v in current.items() if k != name}
+    if value is None or (isinstance(value, str) and not value.strip()):
+        return rest
+    return {**rest, **parse_settings([decl[name]], {name: value}, owner)}
