@@ -345,6 +345,7 @@ def sweep(
         (out / "config.toml").write_text(cfg.text)
     done = finished_cells(out, include_failed=not retry_failed)
     todo = [c for c in cfg.cells if c.cell_id not in done]
+    _remove_partial_writes(out, todo)
     owned = None
     if todo:
         if client is None:
@@ -362,6 +363,15 @@ def sweep(
     summ = load_summaries(out)
     ids = {c.cell_id for c in cfg.cells}
     return summ[summ["cell_id"].isin(ids)].reset_index(drop=True)
+
+
+def _remove_partial_writes(out: Path, cells: list[Cell]) -> None:
+    """Delete temporary files a killed sweep left behind for cells about to run again
+    (write_frame_atomic names them ``.<cell_id>.parquet.<random>``); they never were results."""
+    for cell in cells:
+        for sub in ("summaries", "traces"):
+            for tmp in (out / sub).glob(f".{cell.cell_id}.parquet.*"):
+                tmp.unlink(missing_ok=True)
 
 
 def _submit_all(client: Any, cells: list[Cell], out: str, name: str, progress: bool) -> None:

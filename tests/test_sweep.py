@@ -216,6 +216,9 @@ def test_interrupted_sweep_resumes(tmp_path):
     proc.wait(30)
     done = {p.name: p.stat().st_mtime_ns for p in (out / "summaries").glob("*.parquet")}
     assert 3 <= len(done) < 12
+    # what a kill in the middle of write_frame_atomic leaves (the kill above may or may not)
+    pending = [c.cell_id for c in load_config(cfg).cells if f"{c.cell_id}.parquet" not in done]
+    (out / "summaries" / f".{pending[0]}.parquet.x1y2z3").write_bytes(b"PAR1 half")
     rerun = subprocess.run(cmd, capture_output=True, text=True, timeout=180)
     assert rerun.returncode == 0, rerun.stderr
     assert json.loads(rerun.stdout.strip().splitlines()[-1])["cells"] == 12
@@ -226,6 +229,7 @@ def test_interrupted_sweep_resumes(tmp_path):
     traces = load_traces(out)
     assert not traces.duplicated(["cell_id", "seq"]).any()
     assert not list((out / "summaries").glob(".*"))  # no temporary files left as results
+    assert not list((out / "traces").glob(".*"))
 
 
 def test_failed_cell_is_recorded_and_the_sweep_goes_on(client, tmp_path):
