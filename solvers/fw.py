@@ -39,7 +39,7 @@ from solvers.active_set import (
     fw_update,
     pairwise_update,
 )
-from solvers.linalg import n_rows, rmatvec, row_axpy, row_dot, row_row_dot
+from solvers.linalg import n_rows, rmatvec, row_axpy, row_dot, row_dot_long, row_row_dot
 from solvers.lmo import l1_atom, l1_away, l1_lmo
 from solvers.steps import (
     LINE_LOGISTIC,
@@ -308,7 +308,7 @@ def logreg_l1_advance(XT, y, radius, mu, x, z, g, r, zd, istate, lstate, step_pa
         gx = 0.0
         xx = 0.0
         for j in range(p):
-            g[j] = row_dot(XT, j, r)
+            g[j] = row_dot_long(XT, j, r)
             gx += g[j] * x[j]
             xx += x[j] * x[j]
         a_s = l1_lmo(g, radius)
@@ -321,10 +321,15 @@ def logreg_l1_advance(XT, y, radius, mu, x, z, g, r, zd, istate, lstate, step_pa
             _record(rec, row, k, f, gap, 0.0, STEP_NONE, active, istate[I_FUN_EVALS])
             istate[I_STATUS] = status
             return row + 1
-        a_v = l1_away(g, mu, radius)
-        jv, vv = l1_atom(a_v, radius)
-        gv = vv * g[jv]
-        away = _use_away(method, gap, gv - gx)
+        if method == METHOD_FW:
+            # Vanilla FW never steps away: skip the away oracle's pass over the atoms.
+            a_v, jv, vv, gv = -1, 0, 0.0, 0.0
+            away = False
+        else:
+            a_v = l1_away(g, mu, radius)
+            jv, vv = l1_atom(a_v, radius)
+            gv = vv * g[jv]
+            away = _use_away(method, gap, gv - gx)
         # X d is needed only by rules that evaluate f along d; the others update z directly.
         line = rule == RULE_ARMIJO or rule == RULE_EXACT or rule == RULE_ADAPTIVE
         if not away:

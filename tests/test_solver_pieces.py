@@ -10,7 +10,16 @@ from numba import njit
 from scipy.optimize import minimize_scalar
 
 from solvers import active_set, lmo, steps
-from solvers.linalg import as_kernel_matrix, matvec, rmatvec, row_axpy, row_dot, row_row_dot
+from solvers.linalg import (
+    as_kernel_matrix,
+    matvec,
+    n_rows,
+    rmatvec,
+    row_axpy,
+    row_dot,
+    row_dot_long,
+    row_row_dot,
+)
 
 
 @njit(cache=True)
@@ -38,6 +47,31 @@ def test_matrix_primitives_match_numpy(fmt):
     np.testing.assert_allclose(acc, v + 0.7 * dense[3], rtol=1e-13)
     assert d == pytest.approx(dense[3] @ v, rel=1e-13, abs=1e-14)
     assert rr == pytest.approx(dense[3] @ dense[11], rel=1e-13, abs=1e-14)
+
+
+@njit(cache=True)
+def _long_dots(M, v):
+    out = np.empty((2, n_rows(M)))
+    for i in range(n_rows(M)):
+        out[0, i] = row_dot(M, i, v)
+        out[1, i] = row_dot_long(M, i, v)
+    return out
+
+
+@pytest.mark.parametrize("fmt", ["dense", "csr"])
+def test_row_dot_long_matches_row_dot(fmt):
+    # Rows long enough for the vector lanes and their remainder loop; an empty row.
+    rng = np.random.default_rng(3)
+    A = sp.random(5, 1003, density=0.4, random_state=4, format="lil")
+    A[2, :] = 0.0
+    A = A.tocsr()
+    dense = A.toarray()
+    M = as_kernel_matrix(A if fmt == "csr" else dense)
+    v = rng.standard_normal(1003)
+    plain, long = _long_dots(M, v)
+    np.testing.assert_allclose(long, dense @ v, rtol=1e-12, atol=1e-13)
+    np.testing.assert_allclose(long, plain, rtol=1e-12, atol=1e-13)
+    assert long[2] == 0.0
 
 
 def test_oracles_agree_with_brute_force():
