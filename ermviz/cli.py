@@ -242,12 +242,9 @@ def _cmd_sweep(args: argparse.Namespace) -> int:
 
 
 def _cmd_report(args: argparse.Namespace) -> int:
-    import tomllib
+    from ermviz.report import report_options, write_report
 
-    from ermviz.report import write_report
-
-    cfg_path = Path(args.dir) / "config.toml"
-    opts = tomllib.loads(cfg_path.read_text()).get("report", {}) if cfg_path.exists() else {}
+    opts = report_options(args.dir)
     eps = args.eps or opts.get("eps") or [1e-2, 1e-4, 1e-6]
     baselines = args.baseline if args.baseline is not None else opts.get("baselines", [])
     chosen = args.chosen if args.chosen is not None else opts.get("chosen", [])

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import json
 import math
+import tomllib
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -26,6 +27,9 @@ import pandas as pd
 from ermviz.errors import SettingError
 from ermviz.sweep import load_summaries, load_traces
 
+#: Certificates are drawn on log axes: values below this floor (zeros) are drawn at it.
+CERT_FLOOR = 1e-16
+
 
 def _instance(row: pd.Series) -> str:
     settings = json.loads(row["settings"]) if isinstance(row["settings"], str) else {}
@@ -35,15 +39,29 @@ def _instance(row: pd.Series) -> str:
     return f"{row['dataset']} {row['problem']}" + (f" {extra}" if extra else "")
 
 
-def times_to_threshold(out_dir: str | Path, eps: Sequence[float]) -> pd.DataFrame:
-    """One row per (cell, threshold): instance, label, seed, time (NaN if never reached)."""
-    summ = load_summaries(out_dir)
-    traces = load_traces(out_dir)
+def report_options(out_dir: str | Path) -> dict[str, Any]:
+    """The ``[report]`` table of ``DIR/config.toml`` (eps, baselines, chosen), or ``{}``."""
+    path = Path(out_dir) / "config.toml"
+    if not path.is_file():
+        return {}
+    try:
+        opts = tomllib.loads(path.read_text()).get("report", {})
+    except tomllib.TOMLDecodeError as exc:
+        raise SettingError(f"{path}: not valid TOML ({exc})") from None
+    return opts if isinstance(opts, dict) else {}
+
+
+def times_from_frames(
+    summaries: pd.DataFrame, traces: pd.DataFrame, eps: Sequence[float]
+) -> pd.DataFrame:
+    """:func:`times_to_threshold` on frames already loaded (``load_summaries``,
+    ``load_traces``)."""
+    by_cell = dict(tuple(traces.groupby("cell_id", sort=False))) if len(traces) else {}
     rows = []
-    for _, s in summ.iterrows():
-        t = traces[traces["cell_id"] == s["cell_id"]] if len(traces) else traces
-        cert = t["certificate"].to_numpy() if len(t) else np.zeros(0)
-        tim = t["time_s"].to_numpy() if len(t) else np.zeros(0)
+    for _, s in summaries.iterrows():
+        t = by_cell.get(s["cell_id"])
+        cert = t["certificate"].to_numpy() if t is not None else np.zeros(0)
+        tim = t["time_s"].to_numpy() if t is not None else np.zeros(0)
         budget = json.loads(s["budget"]) if isinstance(s["budget"], str) else {}
         for e in eps:
             hit = np.flatnonzero(cert <= e)
@@ -60,6 +78,11 @@ def times_to_threshold(out_dir: str | Path, eps: Sequence[float]) -> pd.DataFram
                 }
             )
     return pd.DataFrame(rows)
+
+
+def times_to_threshold(out_dir: str | Path, eps: Sequence[float]) -> pd.DataFrame:
+    """One row per (cell, threshold): instance, label, seed, time (NaN if never reached)."""
+    return times_from_frames(load_summaries(out_dir), load_traces(out_dir), eps)
 
 
 def threshold_table(
@@ -92,7 +115,9 @@ def threshold_table(
     return table
 
 
-def _fmt_table(table: pd.DataFrame, fmt: str) -> str:
+def format_table(table: pd.DataFrame, fmt: str) -> str:
+    """The table as text (``md``, ``csv`` or ``html``): times to 4 significant digits,
+    blank where the budget ran out."""
     shown = table.copy()
     for col in shown.columns:
         if col != "speed-up":
@@ -125,6 +150,55 @@ def performance_profile(ttt: pd.DataFrame, taus: np.ndarray | None = None) -> pd
     return pd.DataFrame(rows)
 
 
+def curves(summaries: pd.DataFrame, traces: pd.DataFrame, dataset: str) -> pd.DataFrame:
+    """Certificate-vs-time lines of one dataset, one line per cell.
+
+    Columns: ``line`` (legend name: ``label (seed s)``, plus the instance when the dataset
+    has several, e.g. two problems), ``label``, ``seed``, ``instance``, ``cell_id``,
+    ``time_s`` and ``certificate`` (at least :data:`CERT_FLOOR`, for log axes). Rows keep
+    trace order within a line; lines are sorted by label, seed and instance.
+    """
+    cols = ["line", "label", "seed", "instance", "cell_id", "time_s", "certificate"]
+    if not len(traces):
+        return pd.DataFrame(columns=cols)
+    t = traces[traces["dataset"] == dataset]
+    instance = {row["cell_id"]: _instance(row) for _, row in summaries.iterrows()}
+    keys = (
+        t[["cell_id", "label", "seed"]]
+        .drop_duplicates("cell_id")
+        .assign(instance=lambda k: [instance.get(c, dataset) for c in k["cell_id"]])
+        .sort_values(["label", "seed", "instance"], kind="stable")
+    )
+    several = keys["instance"].nunique() > 1
+    names = [
+        f"{r.label} (seed {r.seed})" + (f" {r.instance}" if several else "")
+        for r in keys.itertuples(index=False)
+    ]
+    seen = pd.Series(names).duplicated(keep=False).to_numpy()
+    keys["line"] = [
+        f"{n} [{c[:8]}]" if dup else n
+        for n, c, dup in zip(names, keys["cell_id"], seen, strict=True)
+    ]
+    by_cell = dict(tuple(t.groupby("cell_id", sort=False)))
+    parts = []
+    for k in keys.itertuples(index=False):
+        g = by_cell[k.cell_id]
+        parts.append(
+            pd.DataFrame(
+                {
+                    "line": k.line,
+                    "label": k.label,
+                    "seed": k.seed,
+                    "instance": k.instance,
+                    "cell_id": k.cell_id,
+                    "time_s": g["time_s"].to_numpy(dtype=float),
+                    "certificate": np.maximum(g["certificate"].to_numpy(dtype=float), CERT_FLOOR),
+                }
+            )
+        )
+    return pd.concat(parts, ignore_index=True) if parts else pd.DataFrame(columns=cols)
+
+
 def _save_png_profile(prof: pd.DataFrame, path: Path) -> None:
     import matplotlib
 
@@ -145,15 +219,15 @@ def _save_png_profile(prof: pd.DataFrame, path: Path) -> None:
     plt.close(fig)
 
 
-def _save_png_curves(traces: pd.DataFrame, dataset: str, path: Path) -> None:
+def _save_png_curves(lines: pd.DataFrame, dataset: str, path: Path) -> None:
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
     fig, ax = plt.subplots(figsize=(6, 4))
-    for (lab, seed), g in traces.groupby(["label", "seed"]):
-        ax.plot(g["time_s"], np.maximum(g["certificate"], 1e-16), label=f"{lab} (seed {seed})")
+    for name, g in lines.groupby("line", sort=False):
+        ax.plot(g["time_s"], g["certificate"], label=name)
     ax.set_yscale("log")
     ax.set_xlabel("solver time (s)")
     ax.set_ylabel("certificate")
@@ -207,9 +281,11 @@ def write_report(
         raise SettingError("--eps needs positive thresholds, e.g. --eps 1e-2 1e-4")
     rep = Path(out_dir) / "report"
     rep.mkdir(parents=True, exist_ok=True)
-    ttt = times_to_threshold(out_dir, eps)
+    summaries = load_summaries(out_dir)
+    traces = load_traces(out_dir)
+    ttt = times_from_frames(summaries, traces, eps)
     table = threshold_table(ttt, baselines, chosen)
-    text = _fmt_table(table, fmt)
+    text = format_table(table, fmt)
     files = {}
     files["table"] = rep / f"table.{fmt}"
     files["table"].write_text(text)
@@ -230,20 +306,17 @@ def write_report(
             False,
         )
     )
-    traces = load_traces(out_dir)
-    for ds, g in traces.groupby("dataset") if len(traces) else []:
+    for ds in sorted(traces["dataset"].unique()) if len(traces) else []:
+        lines = curves(summaries, traces, ds)
         safe = "".join(ch if ch.isalnum() or ch in "-_." else "_" for ch in str(ds))
         png = rep / f"curves_{safe}.png"
-        _save_png_curves(g, str(ds), png)
+        _save_png_curves(lines, str(ds), png)
         html = rep / f"curves_{safe}.html"
         html.write_text(
             _html_figure(
                 {
-                    f"{lab} (seed {seed})": (
-                        gg["time_s"].to_numpy(),
-                        np.maximum(gg["certificate"].to_numpy(), 1e-16),
-                    )
-                    for (lab, seed), gg in g.groupby(["label", "seed"])
+                    name: (g["time_s"].to_numpy(), g["certificate"].to_numpy())
+                    for name, g in lines.groupby("line", sort=False)
                 },
                 str(ds),
                 "solver time (s)",
