@@ -374,3 +374,39 @@ def test_closing_the_page_stops_the_sessions_runs(server: str, page: Page) -> No
 
     # The session is destroyed ~2 s after the page closes; its runs stop with it.
     _wait(idle, 20, "the server to go idle after the page closed", poll=0.0)
+
+
+def test_results_tab_opens_a_typed_folder_and_shows_its_table(
+    server: str, page: Page, tmp_path: Path
+) -> None:
+    from ermviz.sweep import load_config, run_cell
+
+    cfg_path = tmp_path / "sweep.toml"
+    cfg_path.write_text(
+        'name = "browser"\n[[grid]]\ndatasets = ["toy-2d"]\nproblems = ["logreg-l1"]\n'
+        'methods = ["fw", "pfw"]\nsteps = ["exact"]\nsettings = { radius = [2.0] }\n'
+        "budget = { tol = 1e-6, max_iter = 300, max_time = 5 }\n"
+    )
+    cfg = load_config(cfg_path)
+    out = tmp_path / "res"
+    for cell in cfg.cells:
+        run_cell(cell, str(out), cfg.name)
+    _open(page, server)
+    search = page.evaluate("() => window.location.search")
+    page.locator(".bk-tab", has_text="Results").first.click()
+    box = page.get_by_placeholder("e.g. results/fw-family (a folder with summaries/)")
+    box.fill(str(tmp_path / "missing"))
+    box.press("Enter")
+    page.locator('.results-status[data-level="error"]', has_text="does not exist").wait_for()
+    box.fill(str(out))
+    box.press("Enter")
+    page.locator('.results-status[data-level="success"]', has_text="2 finished cells").wait_for()
+    headers = page.locator(".tabulator-col-title").all_inner_texts()
+    assert {"instance", "eps", "fw-exact", "pfw-exact"} <= set(headers)
+    cells = page.locator(".tabulator-cell", has_text="toy-2d logreg-l1 radius=2")
+    _wait(lambda: cells.count() == 3, 10, "one table row per threshold")
+    # The URL still carries the race set-up only, never the folder.
+    assert page.evaluate("() => window.location.search") == search
+    assert str(tmp_path) not in page.evaluate("() => window.location.href")
+    ARTIFACTS.mkdir(exist_ok=True)
+    page.screenshot(path=str(ARTIFACTS / "results-tab.png"), full_page=True)

@@ -3,6 +3,8 @@
 * :mod:`ermviz.app.model` - all session state (configuration and live race), no widgets;
 * :mod:`ermviz.app.streaming` - the per-session pull of new trace rows into Bokeh sources;
 * :mod:`ermviz.app.views` - controls, live plots, results, teaching view, export;
+* :mod:`ermviz.app.results` - the Results tab: a sweep's results folder (table, profiles,
+  curves), never in the URL;
 * :mod:`ermviz.app.urlstate` - the configuration in the URL query string;
 * :mod:`ermviz.app.warmup` - fills numba's on-disk cache before the first click.
 
@@ -10,7 +12,7 @@ Serve it with ``panel serve app.py`` from the repository root; in Jupyter::
 
     import panel as pn
     from ermviz.app import Dashboard
-    pn.extension("filedropper", notifications=True)
+    pn.extension("filedropper", "tabulator", notifications=True)
     Dashboard().panel()
 """
 

@@ -567,6 +567,12 @@ class Dashboard:
         self._build_teaching()
         self._build_results()
         self._build_export()
+        from ermviz.app.results import ResultsModel, ResultsView
+
+        # A sweep's results folder (never part of the URL: see ermviz.app.results).
+        self.sweep_results = ResultsView(
+            ResultsModel(notifier=lambda level, message: self.model.notify(message, level))
+        )
         m = self.model
         m.param.watch(self._on_race_options, ["log_x", "time_basis", "show_steps"])
         m.param.watch(lambda *_: self._rebuild_runs(), ["specs", "problem"])
@@ -1282,6 +1288,7 @@ class Dashboard:
             ("Race", pn.Column(self.plots, self.results, sizing_mode="stretch_width")),
             ("Teaching view", self.teaching),
             ("Export", self.export),
+            ("Results", self.sweep_results.panel),
             dynamic=False,
             sizing_mode="stretch_width",
         )
