@@ -65,7 +65,24 @@ LEGEND_HIDE_JS = """async () => {
   proxy.visible = true;
   await settle();
   const shown = lines.every((r) => r.visible);
-  return [!hidden, shown && lines.length >= 4];
+  return [!hidden, shown && lines.length >= 3];  // 2 plots + the shown diagnostic tab
+}"""
+
+# Set the first legend entry's proxy visibility (as a click does).
+LEGEND_SET_JS = """(visible) => {
+  const models = Array.from(Bokeh.documents[0].all_models);
+  const legend = models.find((m) => m.type === "Legend" && m.items.length === 3);
+  legend.items[0].renderers[0].visible = visible;
+}"""
+
+# Visibility of the FW line in the step-size plot (null while that tab is not drawn).
+STEP_PLOT_FW_VISIBLE_JS = """() => {
+  const models = Array.from(Bokeh.documents[0].all_models);
+  const fig = models.find((m) => m.type === "Figure" && m.title
+    && m.title.text === "step size vs iteration");
+  if (!fig) return null;
+  const line = fig.renderers.find((r) => r.name === "FW exact");
+  return line ? line.visible : null;
 }"""
 
 # Each run's status span (Playwright's CSS locators pierce Panel's shadow roots).
@@ -251,6 +268,14 @@ def test_race_streams_live_stops_and_exports(server: str, page: Page) -> None:
 
     # The legend entry of a run hides its lines in every plot (proxy + CustomJS).
     assert page.evaluate(LEGEND_HIDE_JS) == [False, True]
+    # ... also in a diagnostic tab drawn after the click (the server mirrors the proxy).
+    page.evaluate(LEGEND_SET_JS, False)
+    time.sleep(0.5)
+    page.get_by_text("step size", exact=True).first.click()
+    _wait(lambda: page.evaluate(STEP_PLOT_FW_VISIBLE_JS) is not None, 15, "step-size tab")
+    assert page.evaluate(STEP_PLOT_FW_VISIBLE_JS) is False
+    page.evaluate(LEGEND_SET_JS, True)
+    _wait(lambda: page.evaluate(STEP_PLOT_FW_VISIBLE_JS) is True, 15, "FW line shown again")
 
     _wait(
         lambda: all(n >= 50 for n in page.evaluate(TRACE_LENGTHS_JS).values()),

@@ -72,7 +72,8 @@ PLOT_HEIGHT = 290
 #: Seconds between two refreshes of the results table during a race.
 TABLE_PERIOD = 1.0
 _RACE_COLOURS = {"running": "#2ca02c", "paused": "#ff7f0e", "finished": "#1f77b4"}
-_FLEX_ITEM = ":host { flex: 1 1 420px; width: auto; }"
+#: Tab titles of the diagnostic plots (TracePlots' figures 3 to 5).
+MORE_PLOTS = ("suboptimality", "step size", "active-set size")
 
 
 def guard(model: DashboardModel, what: str) -> Callable:
@@ -140,6 +141,12 @@ def _legend(fig, items: list[LegendItem]) -> Legend:
     legend.background_fill_alpha = 0.6
     fig.add_layout(legend)
     return legend
+
+
+def _mirror_visible(renderers: list, attr: str, old: bool, new: bool) -> None:
+    for r in renderers:
+        if r.visible != new:
+            r.visible = new
 
 
 class TracePlots:
@@ -257,13 +264,24 @@ class TracePlots:
                             )
                         )
             proxy = self.figures[0].line("x", "y", source=empty, color=color, line_width=2)
+            # The targets go by id, not as CustomJS args: a legend rebuilds its items (new
+            # canvases and DOM nodes) on every change of any model its items reach, and args
+            # holding the lines reach their streaming sources, i.e. it rebuilt on each
+            # stream (measured: ~10 % of chromium's CPU during a race).
             proxy.js_on_change(
                 "visible",
                 CustomJS(
-                    args={"targets": mine},
-                    code="for (const r of targets) { r.visible = cb_obj.visible; }",
+                    args={"ids": [r.id for r in mine]},
+                    code=(
+                        "for (const id of ids) {"
+                        "  const r = cb_obj.document.get_model_by_id(id);"
+                        "  if (r != null) { r.visible = cb_obj.visible; } }"
+                    ),
                 ),
             )
+            # ... and on the server: lines of a diagnostic tab not on the page yet get
+            # the same visibility when that tab is drawn.
+            proxy.on_change("visible", functools.partial(_mirror_visible, mine))
             self.proxies.append(proxy)
             self.items.append(LegendItem(label=value(label), renderers=[proxy]))
             self.renderers.append(mine)
@@ -1018,10 +1036,18 @@ class Dashboard:
             ),
             sizing_mode="stretch_width",
         )
-        self.plot_box = pn.FlexBox(sizing_mode="stretch_width", flex_wrap="wrap")
+        self.plot_box = pn.Row(sizing_mode="stretch_width")
+        # The three diagnostic plots share one place: only the shown one is in the page
+        # (dynamic tabs), so the browser repaints three live plots, not five. Measured on
+        # 2 cores with the browser beside the server: each live plot cost chromium ~7 %
+        # of a core at 5 refreshes a second, CPU the solvers then lack. (A FlexBox holding
+        # fewer than five plots lost its layout in chromium, hence the plain Row.)
+        self.more_plots = pn.Tabs(dynamic=True, sizing_mode="stretch_width")
         self.streamer.ensure_pool(max(3, len(m.specs)))
         self._rebuild_plots()
-        self.plots = pn.Column(self.plot_options, self.plot_box, sizing_mode="stretch_width")
+        self.plots = pn.Column(
+            self.plot_options, self.plot_box, self.more_plots, sizing_mode="stretch_width"
+        )
 
     def _on_race_options(self, *events: Any) -> None:
         try:
@@ -1053,9 +1079,15 @@ class Dashboard:
         self.plot_box.objects = [
             # Two plots per row on wide screens, one on narrow ones (flex-wrap); the
             # stylesheet is needed because stretch_width alone forces a full-width item.
-            pn.pane.Bokeh(f, sizing_mode="stretch_width", min_width=380, stylesheets=[_FLEX_ITEM])
-            for f in self.figures
+            pn.pane.Bokeh(f, sizing_mode="stretch_width", min_width=380)
+            for f in self.figures[:2]
         ]
+        active = self.more_plots.active
+        self.more_plots[:] = [
+            (title, pn.pane.Bokeh(f, sizing_mode="stretch_width", min_width=380))
+            for title, f in zip(MORE_PLOTS, self.figures[2:], strict=True)
+        ]
+        self.more_plots.active = active
 
     def _show_race(self) -> None:
         """Label the plotted lines after the race's runs; hide lines without a run."""
