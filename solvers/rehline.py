@@ -37,9 +37,21 @@ state:
 * shrinking: a variable sitting at a bound whose gradient pushes outward beyond last
   epoch's extreme projected gradient leaves its block's working set (a sample leaves when
   all its pieces may); when the working sets' projected-gradient range falls below an
-  internal threshold (0.1 x the first epoch's range, halved at each use) the full sets
-  are restored. Shrinking only decides which coordinates are visited: the certificate is
-  always evaluated on the full problem.
+  internal threshold ``eps`` (``EPS_SHRINK_FIRST`` = 0.1 x the first epoch's range,
+  multiplied by ``EPS_SHRINK_DECAY`` = 1/8 at each use) the full sets are restored, and
+  the restoring epoch shrinks again, at once, every variable at a bound whose gradient
+  pushes outward by more than ``eps`` (LIBLINEAR instead restores with no shrinking for
+  one epoch: one more full pass per restore). Shrinking only decides which coordinates
+  are visited: the certificate is always evaluated on the full problem.
+
+Fast path: when every sample has exactly one ReLU piece and there is no l1 term (the hinge
+loss of the SVM and FairSVM, any ``C``), the lambda block runs
+:func:`_lambda_block_relu1`, the plain dual coordinate descent of Hsieh et al. (2008) for
+the L1-loss SVM: one dot product, one clipped step with the precomputed inverse curvature
+and one axpy per visit. Every loop over samples prefetches the scalars and row pointers of
+the sample ``PF_FAR`` visits ahead (random order defeats the hardware prefetcher); dot
+products over rows use ``row_dot_long`` (reassociated sums: vector lanes on dense rows,
+independent partial sums on sparse ones).
 
 The certificate (:func:`evaluate`) is computed term by term, which needs no cancellation
 of the (possibly large) primal and dual values:
@@ -67,7 +79,8 @@ import math
 import numpy as np
 from numba import njit
 
-from solvers.linalg import row_axpy, row_dot
+from solvers.linalg import row_axpy, row_dot, row_dot_long
+from solvers.prefetch import prefetch, prefetch_ptr
 
 # Integer state vector layout.
 I_K = 0  # epochs done
@@ -105,6 +118,13 @@ N_EVAL = 4
 
 _INF = np.inf
 
+# Shrinking: the first restore threshold is EPS_SHRINK_FIRST x the first epoch's projected-
+# gradient range, and each use multiplies it by EPS_SHRINK_DECAY.
+EPS_SHRINK_FIRST = 0.1
+EPS_SHRINK_DECAY = 0.125
+# Prefetch distance (visits ahead) for the next samples' scalars and row pointers.
+PF_FAR = 8
+
 
 def reset_shrinking(istate, fstate, n_xi, n_lam, n_gam):
     """Full working sets and no shrinking thresholds (call from Python or a kernel)."""
@@ -117,9 +137,6 @@ def reset_shrinking(istate, fstate, n_xi, n_lam, n_gam):
     fstate[F_PGMIN_LAM] = -_INF
     fstate[F_PGMAX_GAM] = _INF
     fstate[F_PGMIN_GAM] = -_INF
-
-
-_reset_shrinking = njit(cache=True, inline="always")(reset_shrinking)
 
 
 @njit(cache=True, inline="always")
@@ -192,6 +209,82 @@ def _rehu(w, tau):
     return tau * (w - 0.5 * tau)
 
 
+@njit(cache=True, inline="always")
+def _shrink_or_pg(x, g, hi, pgmax_old, pgmin_old):
+    """:func:`_projected` for the box ``[0, hi]`` with ``hi > 0`` (no degenerate check)."""
+    if x <= 0.0:
+        if g > pgmax_old:
+            return 0.0, True
+        return (g if g < 0.0 else 0.0), False
+    if x >= hi:
+        if g < pgmin_old:
+            return 0.0, True
+        return (g if g > 0.0 else 0.0), False
+    return g, False
+
+
+@njit(cache=True, nogil=True)
+def _lambda_block_relu1(X, PL, beta, lam, idx, m, pgmax_old, pgmin_old, shrink):
+    """The lambda block when every sample has one ReLU piece and there is no l1 term.
+
+    The plain hinge-loss case (Hsieh et al. 2008's dual coordinate descent for the L1-loss
+    SVM, with ``u_i = -c_i y_i``): per visit one dot product, one clipped step with the
+    precomputed inverse curvature, one axpy when the dual moves, nothing else; the scalars
+    and row pointers of the sample ``PF_FAR`` visits ahead are prefetched. Same updates and
+    shrinking rule as the general loop of :func:`epoch` (which it replaces there).
+    Returns the new working-set size, the block's PG extremes, visits and changes.
+    """
+    pgmax = -_INF
+    pgmin = _INF
+    visited = 0
+    changed = 0
+    s = 0
+    while s < m:
+        if s + PF_FAR < m:
+            j = idx[s + PF_FAR]
+            prefetch(PL, np.uint64(j) * np.uint64(PL.shape[1]))
+            prefetch(lam, np.uint64(j))
+            prefetch_ptr(X, j)
+        i = idx[s]
+        visited += 1
+        u = PL[i, 1]
+        v = PL[i, 2]
+        ic = PL[i, 3]
+        lm = lam[i, 0]
+        if ic == 0.0:
+            # Constant piece (u ||x_i|| = 0): the dual optimum is 1[v > 0]; beta stays.
+            target = 1.0 if v > 0.0 else 0.0
+            if lm != target:
+                lam[i, 0] = target
+                changed += 1
+            if shrink:
+                m -= 1
+                _swap(idx, s, m)
+                continue
+            s += 1
+            continue
+        z = row_dot_long(X, i, beta)
+        g = -(u * z + v)
+        pg, shr = _shrink_or_pg(lm, g, 1.0, pgmax_old, pgmin_old)
+        if shr:
+            if shrink:
+                m -= 1
+                _swap(idx, s, m)
+                continue
+        else:
+            pgmax = max(pgmax, pg)
+            pgmin = min(pgmin, pg)
+            if pg != 0.0:
+                new = _clip(lm - g * ic, 0.0, 1.0)
+                delta = new - lm
+                if delta != 0.0:
+                    lam[i, 0] = new
+                    row_axpy(X, i, -delta * u, beta)
+                    changed += 1
+        s += 1
+    return m, pgmax, pgmin, visited, changed
+
+
 @njit(cache=True, nogil=True)
 def epoch(
     X,
@@ -219,10 +312,12 @@ def epoch(
     ----------
     X : dense (n, d) array or CSR triple
         Samples (the intercept column, if any, already appended).
-    PL : (n, 1 + 2 L) float64, row i = ``||x_i||^2, u_1i, v_1i, ..., u_Li, v_Li`` (ReLU
-        parameters packed per sample, so one sample's scalars share a cache line).
-    PH : (n, 1 + 3 H) float64, row i = ``||x_i||^2, s_1i, t_1i, tau_1i, ...`` (ReHU
-        parameters; ``tau`` may be ``inf``).
+    PL : (n, 1 + 3 L) float64, row i = ``||x_i||^2, u_1i, v_1i, 1/(u_1i^2 ||x_i||^2), ...,
+        u_Li, v_Li, 1/(u_Li^2 ||x_i||^2)`` (ReLU parameters and inverse curvatures packed
+        per sample, so one sample's scalars share a cache line; an inverse curvature is 0
+        for a constant piece, ``u_li ||x_i|| = 0``).
+    PH : (n, 1 + 4 H) float64, row i = ``||x_i||^2, s_1i, t_1i, tau_1i,
+        1/(s_1i^2 ||x_i||^2 + 1), ...`` (ReHU parameters; ``tau`` may be ``inf``).
     A : CSR triple of the (K, d) constraint matrix (no zero rows); b : (K,) float64.
     asq : (K,) float64, ``||a_k||^2``.
     l1w : (d,) float64 l1 weights (fake samples); an empty array when there is no l1 term.
@@ -236,8 +331,8 @@ def epoch(
     rng : (1,) uint64 generator state.
     """
     n = PL.shape[0]
-    n_pieces_l = (PL.shape[1] - 1) // 2
-    n_pieces_h = (PH.shape[1] - 1) // 3
+    n_pieces_l = (PL.shape[1] - 1) // 3
+    n_pieces_h = (PH.shape[1] - 1) // 4
     shrink = istate[I_SHRINK] == 1
     rnd = istate[I_RANDOM] == 1
     full_xi = idx_xi.shape[0]
@@ -293,78 +388,91 @@ def epoch(
     pgmin_old = fstate[F_PGMIN_LAM]
     pgmax_lam = -_INF
     pgmin_lam = _INF
-    s = 0
-    while s < m:
-        i = idx_lam[s]
-        all_shrink = True
-        acc = 0.0
-        if i < n:
-            z = row_dot(X, i, beta)
-            q = PL[i, 0]
-            for l_ in range(n_pieces_l):
-                visited += 1
-                u = PL[i, 1 + 2 * l_]
-                v = PL[i, 2 + 2 * l_]
-                lm = lam[i, l_]
-                curv = u * u * q
-                if curv <= 0.0:
-                    # Constant piece: the dual optimum is 1[v > 0]; beta does not move.
-                    target = 1.0 if v > 0.0 else 0.0
-                    if lm != target:
-                        lam[i, l_] = target
-                        changed += 1
-                    continue
-                g = -(u * z + v)
-                pg, shr = _projected(lm, g, 0.0, 1.0, pgmax_old, pgmin_old)
-                if not shr:
-                    all_shrink = False
-                    pgmax_lam = max(pgmax_lam, pg)
-                    pgmin_lam = min(pgmin_lam, pg)
-                if pg != 0.0:
-                    new = _clip(lm - g / curv, 0.0, 1.0)
-                    delta = new - lm
-                    if delta != 0.0:
-                        lam[i, l_] = new
-                        z -= delta * u * q
-                        acc += delta * u
-                        changed += 1
-            if acc != 0.0:
-                row_axpy(X, i, -acc, beta)
-        else:
-            # Fake sample e_j: pieces ReLU(+w beta_j) and ReLU(-w beta_j), ||e_j||^2 = 1.
-            j = i - n
-            w = l1w[j]
-            z = beta[j]
-            for l_ in range(2):
-                visited += 1
-                u = w if l_ == 0 else -w
-                lm = lam1[j, l_]
-                curv = u * u
-                if curv <= 0.0:
-                    if lm != 0.0:
-                        lam1[j, l_] = 0.0
-                        changed += 1
-                    continue
-                g = -u * z
-                pg, shr = _projected(lm, g, 0.0, 1.0, pgmax_old, pgmin_old)
-                if not shr:
-                    all_shrink = False
-                    pgmax_lam = max(pgmax_lam, pg)
-                    pgmin_lam = min(pgmin_lam, pg)
-                if pg != 0.0:
-                    new = _clip(lm - g / curv, 0.0, 1.0)
-                    delta = new - lm
-                    if delta != 0.0:
-                        lam1[j, l_] = new
-                        z -= delta * u
-                        acc += delta * u
-                        changed += 1
-            beta[j] -= acc
-        if shrink and all_shrink:
-            m -= 1
-            _swap(idx_lam, s, m)
-            continue
-        s += 1
+    if n_pieces_l == 1 and l1w.shape[0] == 0:
+        m, pgmax_lam, pgmin_lam, nv, nc = _lambda_block_relu1(
+            X, PL, beta, lam, idx_lam, m, pgmax_old, pgmin_old, shrink
+        )
+        visited += nv
+        changed += nc
+    else:
+        s = 0
+        while s < m:
+            if s + PF_FAR < m:
+                j = idx_lam[s + PF_FAR]
+                if j < n:
+                    prefetch(PL, np.uint64(j) * np.uint64(PL.shape[1]))
+                    prefetch(lam, np.uint64(j) * np.uint64(lam.shape[1]))
+                    prefetch_ptr(X, j)
+            i = idx_lam[s]
+            all_shrink = True
+            acc = 0.0
+            if i < n:
+                z = row_dot_long(X, i, beta)
+                q = PL[i, 0]
+                for l_ in range(n_pieces_l):
+                    visited += 1
+                    u = PL[i, 1 + 3 * l_]
+                    v = PL[i, 2 + 3 * l_]
+                    ic = PL[i, 3 + 3 * l_]
+                    lm = lam[i, l_]
+                    if ic == 0.0:
+                        # Constant piece: the dual optimum is 1[v > 0]; beta does not move.
+                        target = 1.0 if v > 0.0 else 0.0
+                        if lm != target:
+                            lam[i, l_] = target
+                            changed += 1
+                        continue
+                    g = -(u * z + v)
+                    pg, shr = _shrink_or_pg(lm, g, 1.0, pgmax_old, pgmin_old)
+                    if not shr:
+                        all_shrink = False
+                        pgmax_lam = max(pgmax_lam, pg)
+                        pgmin_lam = min(pgmin_lam, pg)
+                    if pg != 0.0:
+                        new = _clip(lm - g * ic, 0.0, 1.0)
+                        delta = new - lm
+                        if delta != 0.0:
+                            lam[i, l_] = new
+                            z -= delta * u * q
+                            acc += delta * u
+                            changed += 1
+                if acc != 0.0:
+                    row_axpy(X, i, -acc, beta)
+            else:
+                # Fake sample e_j: pieces ReLU(+w beta_j) and ReLU(-w beta_j), ||e_j||^2 = 1.
+                j = i - n
+                w = l1w[j]
+                z = beta[j]
+                for l_ in range(2):
+                    visited += 1
+                    u = w if l_ == 0 else -w
+                    lm = lam1[j, l_]
+                    curv = u * u
+                    if curv <= 0.0:
+                        if lm != 0.0:
+                            lam1[j, l_] = 0.0
+                            changed += 1
+                        continue
+                    g = -u * z
+                    pg, shr = _shrink_or_pg(lm, g, 1.0, pgmax_old, pgmin_old)
+                    if not shr:
+                        all_shrink = False
+                        pgmax_lam = max(pgmax_lam, pg)
+                        pgmin_lam = min(pgmin_lam, pg)
+                    if pg != 0.0:
+                        new = _clip(lm - g / curv, 0.0, 1.0)
+                        delta = new - lm
+                        if delta != 0.0:
+                            lam1[j, l_] = new
+                            z -= delta * u
+                            acc += delta * u
+                            changed += 1
+                beta[j] -= acc
+            if shrink and all_shrink:
+                m -= 1
+                _swap(idx_lam, s, m)
+                continue
+            s += 1
     istate[I_N_LAM] = m
 
     # ---- gamma block: gamma_hi in [0, tau_hi], curvature s^2 ||x_i||^2 + 1.
@@ -377,24 +485,29 @@ def epoch(
     pgmin_gam = _INF
     s = 0
     while s < m:
+        if s + PF_FAR < m:
+            j = idx_gam[s + PF_FAR]
+            prefetch(PH, np.uint64(j) * np.uint64(PH.shape[1]))
+            prefetch(gam, np.uint64(j) * np.uint64(gam.shape[1]))
+            prefetch_ptr(X, j)
         i = idx_gam[s]
         all_shrink = True
         acc = 0.0
-        z = row_dot(X, i, beta)
+        z = row_dot_long(X, i, beta)
         q = PH[i, 0]
         for h in range(n_pieces_h):
             visited += 1
-            sh = PH[i, 1 + 3 * h]
-            th = PH[i, 3 + 3 * h]
+            sh = PH[i, 1 + 4 * h]
+            th = PH[i, 3 + 4 * h]
             gm = gam[i, h]
-            g = gm - (sh * z + PH[i, 2 + 3 * h])
+            g = gm - (sh * z + PH[i, 2 + 4 * h])
             pg, shr = _projected(gm, g, 0.0, th, pgmax_old, pgmin_old)
             if not shr:
                 all_shrink = False
                 pgmax_gam = max(pgmax_gam, pg)
                 pgmin_gam = min(pgmin_gam, pg)
             if pg != 0.0:
-                new = _clip(gm - g / (sh * sh * q + 1.0), 0.0, th)
+                new = _clip(gm - g * PH[i, 4 + 4 * h], 0.0, th)
                 delta = new - gm
                 if delta != 0.0:
                     gam[i, h] = new
@@ -426,17 +539,29 @@ def epoch(
     if not shrink:
         return
     if fstate[F_EPS_SHRINK] < 0.0:
-        fstate[F_EPS_SHRINK] = 0.1 * pg_range
+        fstate[F_EPS_SHRINK] = EPS_SHRINK_FIRST * pg_range
     if pg_range <= fstate[F_EPS_SHRINK]:
         full = (
             istate[I_N_XI] == full_xi
             and istate[I_N_LAM] == full_lam
             and istate[I_N_GAM] == full_gam
         )
+        eps = fstate[F_EPS_SHRINK]
+        fstate[F_EPS_SHRINK] = eps * EPS_SHRINK_DECAY
         if not full:
-            _reset_shrinking(istate, fstate, full_xi, full_lam, full_gam)
+            # Restore the full sets; the restoring epoch shrinks again at once what sits
+            # at a bound with its gradient pushing outward by more than eps (the range the
+            # working sets just fell below), rather than after a full epoch unshrunk.
+            istate[I_N_XI] = full_xi
+            istate[I_N_LAM] = full_lam
+            istate[I_N_GAM] = full_gam
             istate[I_RESTORES] += 1
-        fstate[F_EPS_SHRINK] *= 0.5
+            fstate[F_PGMAX_XI] = eps
+            fstate[F_PGMIN_XI] = -eps
+            fstate[F_PGMAX_LAM] = eps
+            fstate[F_PGMIN_LAM] = -eps
+            fstate[F_PGMAX_GAM] = eps
+            fstate[F_PGMIN_GAM] = -eps
         return
     fstate[F_PGMAX_XI] = pgmax_xi if pgmax_xi > 0.0 else _INF
     fstate[F_PGMIN_XI] = pgmin_xi if pgmin_xi < 0.0 else -_INF
@@ -465,11 +590,13 @@ def epochs(
     idx_gam,
     beta_start,
     min_visits,
+    max_epochs,
     istate,
     fstate,
     rng,
 ):
-    """Run :func:`epoch` until the group has visited at least ``min_visits`` coordinates.
+    """Run :func:`epoch` until the group has visited at least ``min_visits`` coordinates
+    (or has run ``max_epochs`` epochs).
 
     One trace row per group: without shrinking every epoch visits all coordinates, so a
     group is one epoch when ``min_visits`` is at most the coordinate count; with shrinking,
@@ -487,7 +614,8 @@ def epochs(
         beta_start[j] = beta[j]
     total = idx_xi.shape[0] + idx_lam.shape[0] + idx_gam.shape[0]
     visits = 0
-    while True:
+    done = 0
+    while done < max_epochs:
         epoch(
             X,
             PL,
@@ -509,6 +637,7 @@ def epochs(
             rng,
         )
         visits += istate[I_VISITED]
+        done += 1
         if total == 0 or visits >= min_visits:
             break
         if istate[I_FULL] == 1 and istate[I_CHANGED] == 0:
@@ -531,8 +660,8 @@ def evaluate(X, PL, PH, A, b, l1w, beta, xi, lam, lam1, gam, out):
     the rows of ``X`` and ``A``. Arguments as in :func:`epoch`.
     """
     n = PL.shape[0]
-    n_pieces_l = (PL.shape[1] - 1) // 2
-    n_pieces_h = (PH.shape[1] - 1) // 3
+    n_pieces_l = (PL.shape[1] - 1) // 3
+    n_pieces_h = (PH.shape[1] - 1) // 4
     d = beta.shape[0]
     primal = 0.0
     for j in range(d):
@@ -541,15 +670,15 @@ def evaluate(X, PL, PH, A, b, l1w, beta, xi, lam, lam1, gam, out):
     gap = 0.0
     if n_pieces_l + n_pieces_h > 0:
         for i in range(n):
-            z = row_dot(X, i, beta)
+            z = row_dot_long(X, i, beta)
             for l_ in range(n_pieces_l):
-                w = PL[i, 1 + 2 * l_] * z + PL[i, 2 + 2 * l_]
+                w = PL[i, 1 + 3 * l_] * z + PL[i, 2 + 3 * l_]
                 r = w if w > 0.0 else 0.0
                 primal += r
                 gap += r - lam[i, l_] * w
             for h in range(n_pieces_h):
-                w = PH[i, 1 + 3 * h] * z + PH[i, 2 + 3 * h]
-                r = _rehu(w, PH[i, 3 + 3 * h])
+                w = PH[i, 1 + 4 * h] * z + PH[i, 2 + 4 * h]
+                r = _rehu(w, PH[i, 3 + 4 * h])
                 g = gam[i, h]
                 primal += r
                 gap += r - g * w + 0.5 * g * g

@@ -618,7 +618,8 @@ class PlqProblem(Problem):
             r += (duals["Lambda"].T * self.U).sum(axis=1)
         if self.H:
             r += (duals["Gamma"].T * self.S).sum(axis=1)
-        beta = -np.asarray(self.X.T @ r).ravel()
+        # Skip the pass over X when no sample contributes (the zero start).
+        beta = -np.asarray(self.X.T @ r).ravel() if np.any(r) else np.zeros(self.d)
         if self.K:
             beta += np.asarray(self.A.T @ duals["xi"]).ravel()
         if self.l1w.size:
@@ -690,10 +691,41 @@ class PlqProblem(Problem):
 
 def _kernel_csr32(M: Any) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """CSR triple with int32 indices when they fit (less memory traffic per row visit)."""
-    data, indices, indptr = as_kernel_matrix(sp.csr_matrix(M))
+    if isinstance(M, sp.csr_matrix) and M.dtype == np.float64 and M.has_canonical_format:
+        # The problem's own matrix: scipy caches the canonical-format check on it.
+        data = np.ascontiguousarray(M.data)
+        indices = np.ascontiguousarray(M.indices)
+        indptr = np.ascontiguousarray(M.indptr)
+    else:
+        data, indices, indptr = as_kernel_matrix(sp.csr_matrix(M))
     if indptr[-1] < 2**31 - 1 and M.shape[1] < 2**31 - 1:
-        return data, indices.astype(np.int32), indptr.astype(np.int32)
+        return data, indices.astype(np.int32, copy=False), indptr.astype(np.int32, copy=False)
     return data, indices, indptr
+
+
+def _pack_pieces(pb: PlqProblem) -> tuple[np.ndarray, np.ndarray]:
+    """The kernel's per-sample parameter rows (layouts of :func:`solvers.rehline.epoch`).
+
+    ``PL`` row i: ``||x_i||^2`` then ``u, v, 1/(u^2 ||x_i||^2)`` per ReLU piece (0 for a
+    constant piece); ``PH`` row i: ``||x_i||^2`` then ``s, t, tau, 1/(s^2 ||x_i||^2 + 1)``
+    per ReHU piece. One sample's scalars side by side: one cache line per random visit,
+    and a multiplication instead of a division per coordinate step.
+    """
+    q = pb.sqnorms[:, None]
+    PL = np.empty((pb.n, 1 + 3 * pb.L))
+    PL[:, :1] = q
+    PL[:, 1::3] = pb.U
+    PL[:, 2::3] = pb.V
+    curv = pb.U * pb.U * q
+    with np.errstate(divide="ignore", over="ignore"):
+        PL[:, 3::3] = np.where(curv > 0.0, 1.0 / np.where(curv > 0.0, curv, 1.0), 0.0)
+    PH = np.empty((pb.n, 1 + 4 * pb.H))
+    PH[:, :1] = q
+    PH[:, 1::4] = pb.S
+    PH[:, 2::4] = pb.T
+    PH[:, 3::4] = pb.tau
+    PH[:, 4::4] = 1.0 / (pb.S * pb.S * q + 1.0)
+    return PL, PH
 
 
 def _check_feasible(A: sp.csr_matrix, b: np.ndarray) -> None:
@@ -812,18 +844,7 @@ class ReHLineSolver(Solver):
         self._A = _kernel_csr32(pb.A)
         self._b = np.ascontiguousarray(pb.b, dtype=np.float64)
         self._asq = np.ascontiguousarray(pb.asq, dtype=np.float64)
-        # One sample's scalars side by side (one cache line per random visit).
-        q = pb.sqnorms[:, None]
-        PL = np.empty((pb.n, 1 + 2 * pb.L))
-        PL[:, :1] = q
-        PL[:, 1::2] = pb.U
-        PL[:, 2::2] = pb.V
-        PH = np.empty((pb.n, 1 + 3 * pb.H))
-        PH[:, :1] = q
-        PH[:, 1::3] = pb.S
-        PH[:, 2::3] = pb.T
-        PH[:, 3::3] = pb.tau
-        self._pieces = (PL, PH)
+        self._pieces = _pack_pieces(pb)
         self._l1w = np.ascontiguousarray(pb.l1w, dtype=np.float64)
         n, d = pb.n, pb.d
         nl1 = self._l1w.shape[0]
@@ -857,7 +878,8 @@ class ReHLineSolver(Solver):
         self._fixed_point = False
         self._set_duals(pb.initial_duals(self._start) if warm_start is None else warm_start)
         # Compile (or load from numba's cache) now, so solver time excludes compilation:
-        # an epoch over empty working sets on copies of the state, and one evaluation.
+        # an epoch over empty working sets on copies of the state, and an evaluation over
+        # no samples (the same argument types, none of the work).
         dummy_i = self.istate.copy()
         dummy_i[kern.I_N_XI] = dummy_i[kern.I_N_LAM] = dummy_i[kern.I_N_GAM] = 0
         kern.epochs(
@@ -877,11 +899,26 @@ class ReHLineSolver(Solver):
             self._idx_gam.copy(),
             self._beta_start,
             0,
+            1,
             dummy_i,
             self.fstate.copy(),
             self.rng.copy(),
         )
-        self._evaluate()
+        PL, PH = self._pieces
+        kern.evaluate(
+            self._X,
+            PL[:0],
+            PH[:0],
+            self._A,
+            self._b[:0],
+            self._l1w[:0],
+            self.beta,
+            self.xi,
+            self.lam,
+            self.lam1,
+            self.gam,
+            np.zeros(kern.N_EVAL),
+        )
 
     # -- state ---------------------------------------------------------------------------
     def _reset_working_sets(self) -> None:
@@ -936,7 +973,7 @@ class ReHLineSolver(Solver):
             self._eval,
         )
 
-    def _epochs(self) -> None:
+    def _epochs(self, max_epochs: int = 2**62) -> None:
         kern.epochs(
             self._X,
             *self._pieces,
@@ -954,10 +991,23 @@ class ReHLineSolver(Solver):
             self._idx_gam,
             self._beta_start,
             self._min_visits,
+            max_epochs,
             self.istate,
             self.fstate,
             self.rng,
         )
+
+    def run_epochs(self, n_epochs: int) -> None:
+        """Run exactly ``n_epochs`` epochs in one kernel call, without recording rows or
+        evaluating the certificate (the benchmark's time-to-target runs; the trace-driven
+        path is :meth:`advance`). ``iteration`` does not move; ``istate[I_K]`` does."""
+        if n_epochs > 0:
+            saved = self._min_visits
+            self._min_visits = np.iinfo(np.int64).max
+            try:
+                self._epochs(int(n_epochs))
+            finally:
+                self._min_visits = saved
 
     def _certificate(self, primal: float, cert: float, dual: float) -> float:
         if not self.relative:
