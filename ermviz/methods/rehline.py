@@ -413,10 +413,6 @@ class PlqProblem(Problem):
         self.tau = np.ascontiguousarray(tau.T)
         self.L = self.U.shape[1]
         self.H = self.S.shape[1]
-        if sp.issparse(X):
-            self.sqnorms = np.asarray(X.multiply(X).sum(axis=1)).ravel()
-        else:
-            self.sqnorms = np.einsum("ij,ij->i", X, X)
         self.l1w = np.full(self.d, float(st["l1"])) if st["l1"] > 0 else np.zeros(0)
         self.A, self.b = self._constraints()
         self.asq = np.asarray(self.A.multiply(self.A).sum(axis=1)).ravel()
@@ -703,22 +699,27 @@ def _kernel_csr32(M: Any) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     return data, indices, indptr
 
 
-def _pack_pieces(pb: PlqProblem) -> tuple[np.ndarray, np.ndarray]:
+def _pack_pieces(pb: PlqProblem, X: Any) -> tuple[np.ndarray, np.ndarray]:
     """The kernel's per-sample parameter rows (layouts of :func:`solvers.rehline.epoch`).
 
-    ``PL`` row i: ``||x_i||^2`` then ``u, v, 1/(u^2 ||x_i||^2)`` per ReLU piece (0 for a
+    ``X`` is the kernel matrix (its squared row norms are computed here, in the solver's
+    set-up). ``PL`` row i: ``||x_i||^2`` then ``u, v, 1/(u^2 ||x_i||^2)`` per ReLU piece (0 for a
     constant piece); ``PH`` row i: ``||x_i||^2`` then ``s, t, tau, 1/(s^2 ||x_i||^2 + 1)``
     per ReHU piece. One sample's scalars side by side: one cache line per random visit,
     and a multiplication instead of a division per coordinate step.
     """
-    q = pb.sqnorms[:, None]
+    q = np.empty(pb.n)
+    kern.row_sqnorms(X, q)
+    q = q[:, None]
     PL = np.empty((pb.n, 1 + 3 * pb.L))
     PL[:, :1] = q
     PL[:, 1::3] = pb.U
     PL[:, 2::3] = pb.V
     curv = pb.U * pb.U * q
-    with np.errstate(divide="ignore", over="ignore"):
-        PL[:, 3::3] = np.where(curv > 0.0, 1.0 / np.where(curv > 0.0, curv, 1.0), 0.0)
+    inv = np.zeros_like(curv)
+    with np.errstate(over="ignore"):
+        np.divide(1.0, curv, out=inv, where=curv > 0.0)
+    PL[:, 3::3] = inv
     PH = np.empty((pb.n, 1 + 4 * pb.H))
     PH[:, :1] = q
     PH[:, 1::4] = pb.S
@@ -844,7 +845,7 @@ class ReHLineSolver(Solver):
         self._A = _kernel_csr32(pb.A)
         self._b = np.ascontiguousarray(pb.b, dtype=np.float64)
         self._asq = np.ascontiguousarray(pb.asq, dtype=np.float64)
-        self._pieces = _pack_pieces(pb)
+        self._pieces = _pack_pieces(pb, self._X)
         self._l1w = np.ascontiguousarray(pb.l1w, dtype=np.float64)
         n, d = pb.n, pb.d
         nl1 = self._l1w.shape[0]
@@ -876,10 +877,13 @@ class ReHLineSolver(Solver):
         self._rec = np.empty((256, len(self.columns)))
         self._start = settings["start"]
         self._fixed_point = False
-        self._set_duals(pb.initial_duals(self._start) if warm_start is None else warm_start)
+        if warm_start is not None or self._start != "zero":
+            self._set_duals(pb.initial_duals(self._start) if warm_start is None else warm_start)
+        # (the zero start is the state as allocated: all duals 0, beta = 0)
         # Compile (or load from numba's cache) now, so solver time excludes compilation:
-        # an epoch over empty working sets on copies of the state, and an evaluation over
-        # no samples (the same argument types, none of the work).
+        # an epoch over empty working sets (which reads the state and writes only the
+        # scratch, the integer and float state and the generator: copies of those), and an
+        # evaluation over no samples (the same argument types, none of the work).
         dummy_i = self.istate.copy()
         dummy_i[kern.I_N_XI] = dummy_i[kern.I_N_LAM] = dummy_i[kern.I_N_GAM] = 0
         kern.epochs(
@@ -889,14 +893,14 @@ class ReHLineSolver(Solver):
             self._b,
             self._asq,
             self._l1w,
-            self.beta.copy(),
-            self.xi.copy(),
-            self.lam.copy(),
-            self.lam1.copy(),
-            self.gam.copy(),
-            self._idx_xi.copy(),
-            self._idx_lam.copy(),
-            self._idx_gam.copy(),
+            self.beta,
+            self.xi,
+            self.lam,
+            self.lam1,
+            self.gam,
+            self._idx_xi,
+            self._idx_lam,
+            self._idx_gam,
             self._beta_start,
             0,
             1,
