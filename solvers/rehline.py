@@ -206,11 +206,11 @@ def _swap(idx, a, c):
 
 @njit(cache=True, inline="always")
 def _rehu(w, tau):
-    if w <= 0.0:
-        return 0.0
-    if w <= tau:
-        return 0.5 * w * w
-    return tau * (w - 0.5 * tau)
+    # c (w - c/2) with c = clip(w, 0, tau): 0, w^2/2 and tau (w - tau/2) on the three
+    # pieces (tau = inf included), without branches (the certificate pass mispredicted
+    # the sign of w about half the time on Huber losses: twice as slow).
+    c = min(max(w, 0.0), tau)
+    return c * (w - 0.5 * c)
 
 
 @njit(cache=True, inline="always")
