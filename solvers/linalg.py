@@ -104,8 +104,8 @@ def _n_rows(M):
     return lambda M: M.shape[0]
 
 
-@overload(row_dot)
-def _row_dot(M, i, v):
+def _row_dot_impl(M):
+    """The implementation of row_dot and row_dot_long (they differ in jit options only)."""
     if _is_csr(M):
 
         def impl(M, i, v):
@@ -124,28 +124,16 @@ def _row_dot(M, i, v):
         return acc
 
     return impl_dense
+
+
+@overload(row_dot)
+def _row_dot(M, i, v):
+    return _row_dot_impl(M)
 
 
 @overload(row_dot_long, jit_options={"fastmath": {"reassoc", "contract"}})
 def _row_dot_long(M, i, v):
-    if _is_csr(M):
-
-        def impl(M, i, v):
-            data, indices, indptr = M
-            acc = 0.0
-            for k in range(np.uint64(indptr[i]), np.uint64(indptr[i + 1])):
-                acc += data[k] * v[np.uint64(indices[k])]
-            return acc
-
-        return impl
-
-    def impl_dense(M, i, v):
-        acc = 0.0
-        for j in range(M.shape[1]):
-            acc += M[i, j] * v[j]
-        return acc
-
-    return impl_dense
+    return _row_dot_impl(M)
 
 
 @overload(row_axpy)

@@ -35,7 +35,7 @@ import numpy as np
 import pandas as pd
 import param
 
-from ermviz.app.model import PALETTE, _panel_notifier, one_line
+from ermviz.app.model import PALETTE, DashboardModel, _panel_notifier, one_line
 from ermviz.errors import ErmvizError, SettingError
 from ermviz.report import (
     curves,
@@ -237,13 +237,8 @@ class ResultsModel(param.Parameterized):
         return sorted(str(d) for d in self.traces["dataset"].unique())
 
     # -- messages --------------------------------------------------------------------
-    def notify(self, message: str, level: str = "error") -> None:
-        """Record ``message`` and show it to the user (a toast in a Panel session)."""
-        self.messages.append((level, message))
-        try:
-            self.notifier(level, message)
-        except Exception:  # a missing notification area must not turn into a failure
-            pass
+    # Same contract as the dashboard's (``messages`` and ``notifier`` set in __init__).
+    notify = DashboardModel.notify
 
     def _set_status(self, text: str, level: str) -> None:
         self.param.update(status=text, status_level=level)

@@ -886,27 +886,8 @@ class ReHLineSolver(Solver):
         # evaluation over no samples (the same argument types, none of the work).
         dummy_i = self.istate.copy()
         dummy_i[kern.I_N_XI] = dummy_i[kern.I_N_LAM] = dummy_i[kern.I_N_GAM] = 0
-        kern.epochs(
-            self._X,
-            *self._pieces,
-            self._A,
-            self._b,
-            self._asq,
-            self._l1w,
-            self.beta,
-            self.xi,
-            self.lam,
-            self.lam1,
-            self.gam,
-            self._idx_xi,
-            self._idx_lam,
-            self._idx_gam,
-            self._beta_start,
-            0,
-            1,
-            dummy_i,
-            self.fstate.copy(),
-            self.rng.copy(),
+        self._epochs(
+            1, min_visits=0, istate=dummy_i, fstate=self.fstate.copy(), rng=self.rng.copy()
         )
         PL, PH = self._pieces
         kern.evaluate(
@@ -977,7 +958,16 @@ class ReHLineSolver(Solver):
             self._eval,
         )
 
-    def _epochs(self, max_epochs: int = 2**62) -> None:
+    def _epochs(
+        self,
+        max_epochs: int = 2**62,
+        *,
+        min_visits: int | None = None,
+        istate: np.ndarray | None = None,
+        fstate: np.ndarray | None = None,
+        rng: np.ndarray | None = None,
+    ) -> None:
+        """One kernel call on the solver's state (the warm-up passes copies to leave it be)."""
         kern.epochs(
             self._X,
             *self._pieces,
@@ -994,11 +984,11 @@ class ReHLineSolver(Solver):
             self._idx_lam,
             self._idx_gam,
             self._beta_start,
-            self._min_visits,
+            self._min_visits if min_visits is None else min_visits,
             max_epochs,
-            self.istate,
-            self.fstate,
-            self.rng,
+            self.istate if istate is None else istate,
+            self.fstate if fstate is None else fstate,
+            self.rng if rng is None else rng,
         )
 
     def run_epochs(self, n_epochs: int) -> None:
