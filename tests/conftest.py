@@ -18,6 +18,25 @@ REPO = Path(__file__).resolve().parent.parent
 SHARED_DATASETS = REPO.parent / "shared" / "datasets"
 
 
+# Under CI (``CI`` set) a skip means a broken set-up (a missing package, browser or data
+# folder), not a reason to pass quietly: every skip, at collection or in a test, fails.
+def _fail_skips_under_ci(report: pytest.CollectReport | pytest.TestReport) -> None:
+    if os.environ.get("CI") and report.skipped and not hasattr(report, "wasxfail"):
+        report.outcome = "failed"
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_make_collect_report(collector: pytest.Collector):
+    outcome = yield
+    _fail_skips_under_ci(outcome.get_result())
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo):
+    outcome = yield
+    _fail_skips_under_ci(outcome.get_result())
+
+
 @pytest.fixture(scope="session", autouse=True)
 def ermviz_data_env() -> Iterator[str | None]:
     """Set ERMVIZ_DATA (and ERMVIZ_OFFLINE) for the whole session, then restore them."""
