@@ -39,6 +39,7 @@ from solvers.active_set import (
     fw_update,
     pairwise_update,
 )
+from solvers.gram_cache import cached_column
 from solvers.linalg import n_rows, rmatvec, row_axpy, row_dot, row_dot_long, row_row_dot
 from solvers.lmo import l1_atom, l1_away, l1_lmo
 from solvers.steps import (
@@ -76,7 +77,9 @@ I_FUN_EVALS = 3  # cumulative evaluations of the objective along a line
 I_METHOD = 4  # METHOD_*
 I_RULE = 5  # solvers.steps.RULE_*
 I_REFRESH = 6  # recompute the maintained product (w or z) every this many steps
-N_ISTATE = 7
+I_GRAD_VALID = 7  # svm_dual_advance: 1 when g is the gradient at alpha (kept by updates)
+I_PASSES = 8  # svm_dual_advance: cumulative passes over the data (gradients, Gram columns)
+N_ISTATE = 9
 
 # Record columns written by both kernels.
 REC_ITER = 0
@@ -100,14 +103,14 @@ FW_RECORD_COLUMNS = (
 
 
 @njit(cache=True, inline="always")
-def _record(rec, row, k, f, gap, gamma, step_type, active, fun_evals):
+def _record(rec, row, k, f, gap, gamma, step_type, active, fun_evals, grad_evals):
     rec[row, REC_ITER] = k
     rec[row, REC_OBJECTIVE] = f
     rec[row, REC_CERTIFICATE] = gap
     rec[row, REC_STEP_SIZE] = gamma
     rec[row, REC_STEP_TYPE] = step_type
     rec[row, REC_ACTIVE] = active
-    rec[row, REC_GRAD_EVALS] = k + 1
+    rec[row, REC_GRAD_EVALS] = grad_evals
     rec[row, REC_FUN_EVALS] = fun_evals
 
 
@@ -134,7 +137,9 @@ def _use_away(method, gap_fw, gap_away):
 
 
 @njit(cache=True, nogil=True)
-def svm_dual_advance(X, y, sqnorms, inv_c, alpha, w, g, istate, lstate, step_params, tol, rec):
+def svm_dual_advance(
+    X, y, sqnorms, inv_c, alpha, w, g, istate, lstate, step_params, tol, rec, cache, xj
+):
     """Advance FW/AFW/PFW on the L2-SVM dual by at most ``rec.shape[0]`` iterations.
 
     Parameters
@@ -146,16 +151,24 @@ def svm_dual_advance(X, y, sqnorms, inv_c, alpha, w, g, istate, lstate, step_par
     inv_c : float, ``1 / C``.
     alpha : (n,) float64, the iterate on the simplex (also its active-set weights).
     w : (d,) float64, ``Z alpha`` (kept in step with ``alpha``).
-    g : (n,) float64 scratch for the gradient.
+    g : (n,) float64, the gradient at ``alpha`` while ``istate[I_GRAD_VALID]`` is 1.
     istate : int64 array of length ``N_ISTATE``; lstate : float64 array of length 1
         (adaptive step's estimate of L); step_params : see :mod:`solvers.steps`.
     tol : float, stop when the FW gap is at most this.
     rec : (max_rows, len(FW_RECORD_COLUMNS)) float64 array receiving the rows.
+    cache : the Gram-column cache ``(cols, slot_of, atom_of, stamp)`` of
+        :mod:`solvers.gram_cache`. With at least two slots the gradient is updated from
+        cached columns after each step (O(n) per step once the visited vertices are
+        cached) and recomputed from scratch only every ``istate[I_REFRESH]`` steps; with
+        no slots every iteration recomputes it (one pass over the data).
+    xj : (d,) float64 zeroed scratch.
 
     Returns
     -------
     rows : int, the number of rows written.
     """
+    cols, slot_of, atom_of, stamp = cache
+    cached = cols.shape[0] >= 2
     n = n_rows(X)
     method = istate[I_METHOD]
     rule = istate[I_RULE]
@@ -163,14 +176,19 @@ def svm_dual_advance(X, y, sqnorms, inv_c, alpha, w, g, istate, lstate, step_par
     empty = alpha[:0]
     for row in range(max_rows):
         k = istate[I_K]
+        full = not cached or istate[I_GRAD_VALID] == 0
         if k > 0 and istate[I_REFRESH] > 0 and k % istate[I_REFRESH] == 0:
-            # Rebuild w = Z alpha from scratch: rank-one updates drift over many steps.
+            # Rebuild w = Z alpha (and g) from scratch: updates drift over many steps.
             for i in range(n):
                 g[i] = alpha[i] * y[i]
             rmatvec(X, g, w)
-        # One pass over the data: the gradient 2 (Z^T w + alpha / C), fused with the
-        # simplex LMO, the away oracle and the active-set count (one sweep over n instead
-        # of four; solvers.lmo has the same oracles as standalone pieces).
+            full = True
+        if full:
+            istate[I_PASSES] += 1
+            istate[I_GRAD_VALID] = 1
+        # One sweep: (on a full pass) the gradient 2 (Z^T w + alpha / C), fused with the
+        # simplex LMO, the away oracle and the active-set count (solvers.lmo has the same
+        # oracles as standalone pieces).
         ga = 0.0
         aa = 0.0
         s = 0
@@ -179,8 +197,11 @@ def svm_dual_advance(X, y, sqnorms, inv_c, alpha, w, g, istate, lstate, step_par
         g_max = -np.inf
         active = 0
         for i in range(n):
-            gi = 2.0 * (y[i] * row_dot(X, i, w) + alpha[i] * inv_c)
-            g[i] = gi
+            if full:
+                gi = 2.0 * (y[i] * row_dot(X, i, w) + alpha[i] * inv_c)
+                g[i] = gi
+            else:
+                gi = g[i]
             if gi < g_min:
                 g_min = gi
                 s = i
@@ -197,9 +218,10 @@ def svm_dual_advance(X, y, sqnorms, inv_c, alpha, w, g, istate, lstate, step_par
             ww += w[j] * w[j]
         f = ww + aa * inv_c
         gap = ga - g_min
+        passes = istate[I_PASSES]
         status = _terminal(gap, tol, f, k, istate[I_STOP_AT])
         if status != STATUS_RUNNING:
-            _record(rec, row, k, f, gap, 0.0, STEP_NONE, active, istate[I_FUN_EVALS])
+            _record(rec, row, k, f, gap, 0.0, STEP_NONE, active, istate[I_FUN_EVALS], passes)
             istate[I_STATUS] = status
             return row + 1
         away = _use_away(method, gap, g_max - ga)
@@ -227,7 +249,7 @@ def svm_dual_advance(X, y, sqnorms, inv_c, alpha, w, g, istate, lstate, step_par
         if gd >= 0.0:
             # Not a descent direction (s == v, or the gap is at rounding level): no step
             # can make progress, so stop rather than move weight along a zero direction.
-            _record(rec, row, k, f, gap, 0.0, STEP_NONE, active, istate[I_FUN_EVALS])
+            _record(rec, row, k, f, gap, 0.0, STEP_NONE, active, istate[I_FUN_EVALS], passes)
             istate[I_STATUS] = STATUS_STALLED
             return row + 1
         start = 2.0 / (k + 2.0) if method == METHOD_FW else gmax
@@ -249,7 +271,7 @@ def svm_dual_advance(X, y, sqnorms, inv_c, alpha, w, g, istate, lstate, step_par
         )
         istate[I_FUN_EVALS] += evals
         if gamma <= 0.0:
-            _record(rec, row, k, f, gap, 0.0, STEP_NONE, active, istate[I_FUN_EVALS])
+            _record(rec, row, k, f, gap, 0.0, STEP_NONE, active, istate[I_FUN_EVALS], passes)
             istate[I_STATUS] = STATUS_STALLED
             return row + 1
         if not away:
@@ -267,8 +289,48 @@ def svm_dual_advance(X, y, sqnorms, inv_c, alpha, w, g, istate, lstate, step_par
             row_axpy(X, s, gamma * y[s], w)
             row_axpy(X, v, -gamma * y[v], w)
             kind = STEP_DROP if pairwise_update(alpha, s, v, gamma, gmax) else STEP_PAIRWISE
-        _record(rec, row, k, f, gap, gamma, kind, active, istate[I_FUN_EVALS])
+        _record(rec, row, k, f, gap, gamma, kind, active, istate[I_FUN_EVALS], passes)
         istate[I_K] = k + 1
+        if cached:
+            # g(alpha') from g(alpha): alpha' = a alpha + b e_s + c e_v, so
+            # g' = a g + 2 b (Z^T z_s + e_s / C) + 2 c (Z^T z_v + e_v / C).
+            a = 1.0
+            b = 0.0
+            c = 0.0
+            if not away:
+                a = 1.0 - gamma
+                b = gamma
+            elif method == METHOD_AFW:
+                a = 1.0 + gamma
+                c = -gamma
+            else:
+                b = gamma
+                c = -gamma
+            now = k + 1
+            if b != 0.0:
+                slot_s, miss = cached_column(X, y, s, now, cols, slot_of, atom_of, stamp, xj)
+                istate[I_PASSES] += miss
+            if c != 0.0:
+                slot_v, miss = cached_column(X, y, v, now, cols, slot_of, atom_of, stamp, xj)
+                istate[I_PASSES] += miss
+            if b != 0.0 and c != 0.0:
+                # cached_column never evicts a slot stamped `now`: both columns are live.
+                col_s = cols[slot_s]
+                col_v = cols[slot_v]
+                for i in range(n):
+                    g[i] = a * g[i] + 2.0 * (b * col_s[i] + c * col_v[i])
+            elif b != 0.0:
+                col_s = cols[slot_s]
+                for i in range(n):
+                    g[i] = a * g[i] + 2.0 * b * col_s[i]
+            else:
+                col_v = cols[slot_v]
+                for i in range(n):
+                    g[i] = a * g[i] + 2.0 * c * col_v[i]
+            if b != 0.0:
+                g[s] += 2.0 * b * inv_c
+            if c != 0.0:
+                g[v] += 2.0 * c * inv_c
     istate[I_STATUS] = STATUS_RUNNING
     return max_rows
 
@@ -318,7 +380,7 @@ def logreg_l1_advance(XT, y, radius, mu, x, z, g, r, zd, istate, lstate, step_pa
         active = active_count(mu)
         status = _terminal(gap, tol, f, k, istate[I_STOP_AT])
         if status != STATUS_RUNNING:
-            _record(rec, row, k, f, gap, 0.0, STEP_NONE, active, istate[I_FUN_EVALS])
+            _record(rec, row, k, f, gap, 0.0, STEP_NONE, active, istate[I_FUN_EVALS], k + 1)
             istate[I_STATUS] = status
             return row + 1
         if method == METHOD_FW:
@@ -365,7 +427,7 @@ def logreg_l1_advance(XT, y, radius, mu, x, z, g, r, zd, istate, lstate, step_pa
         if gd >= 0.0:
             # Not a descent direction (s == v, or the gap is at rounding level): no step
             # can make progress, so stop rather than move weight along a zero direction.
-            _record(rec, row, k, f, gap, 0.0, STEP_NONE, active, istate[I_FUN_EVALS])
+            _record(rec, row, k, f, gap, 0.0, STEP_NONE, active, istate[I_FUN_EVALS], k + 1)
             istate[I_STATUS] = STATUS_STALLED
             return row + 1
         start = 2.0 / (k + 2.0) if method == METHOD_FW else gmax
@@ -387,7 +449,7 @@ def logreg_l1_advance(XT, y, radius, mu, x, z, g, r, zd, istate, lstate, step_pa
         )
         istate[I_FUN_EVALS] += evals
         if gamma <= 0.0:
-            _record(rec, row, k, f, gap, 0.0, STEP_NONE, active, istate[I_FUN_EVALS])
+            _record(rec, row, k, f, gap, 0.0, STEP_NONE, active, istate[I_FUN_EVALS], k + 1)
             istate[I_STATUS] = STATUS_STALLED
             return row + 1
         if not away:
@@ -413,7 +475,7 @@ def logreg_l1_advance(XT, y, radius, mu, x, z, g, r, zd, istate, lstate, step_pa
             x[js] += gamma * vs
             x[jv] -= gamma * vv
             kind = STEP_DROP if pairwise_update(mu, a_s, a_v, gamma, gmax) else STEP_PAIRWISE
-        _record(rec, row, k, f, gap, gamma, kind, active, istate[I_FUN_EVALS])
+        _record(rec, row, k, f, gap, gamma, kind, active, istate[I_FUN_EVALS], k + 1)
         istate[I_K] = k + 1
     istate[I_STATUS] = STATUS_RUNNING
     return max_rows

@@ -47,7 +47,7 @@ def test_default_model_is_the_fw_afw_pfw_race_on_wdbc():
     ]
     cfgs = m.run_configs()
     assert [c.method for c in cfgs] == ["fw", "afw", "pfw"]
-    assert all(c.settings == {"C": 100.0} and c.budget.tol == 1e-8 for c in cfgs)
+    assert all(c.settings == {"C": 1000.0} and c.budget.tol == 1e-10 for c in cfgs)
     slots = m.prepare()
     assert [s.status for s in slots] == ["ready"] * 3
     # One problem (data loaded once) shared by every run of the race.
@@ -64,6 +64,7 @@ def test_add_duplicate_remove_and_settings_from_declarations():
     assert m.revision > rev
     assert [s.name for s in spec.declared()] == [
         "refresh_every",
+        "gram_cache_mb",
         "armijo_delta",
         "armijo_c",
         "max_trials",
@@ -93,7 +94,7 @@ def test_dataset_presets_apply_on_selection():
     m.dataset = "toy-simplex-3"
     assert (m.problem, m.problem_settings, m.max_iter) == ("svm-dual", {}, 400)
     m.dataset = "wdbc"
-    assert m.problem_settings == {"C": 100.0} and m.tol == 1e-8 and not m.animate
+    assert m.problem_settings == {"C": 1000.0} and m.tol == 1e-10 and not m.animate
 
 
 # -- URL state ----------------------------------------------------------------------------
@@ -391,7 +392,7 @@ def test_dashboard_views_build_start_and_export_without_a_server():
 
     m = make_model()
     dash = Dashboard(m)
-    assert dash._problem_widgets["C"].value == 100.0
+    assert dash._problem_widgets["C"].value == 1000.0
     m.dataset = "toy-2d"  # preset: another problem, its own setting widgets and values
     assert set(dash._problem_widgets) == {"radius", "intercept", "start"}
     assert dash._problem_widgets["radius"].value == 3.0

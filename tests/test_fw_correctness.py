@@ -2,12 +2,15 @@
 
 On a1a and breast-cancer, for both problems (svm-dual, logreg-l1):
 
-* every (method, step) combination that converges linearly in theory (away-step and
-  pairwise FW with a line search: armijo, exact, adaptive) reaches certificate <= 1e-6 and
-  the cvxpy objective to 1e-6 relative;
-* the sublinear combinations (vanilla FW with any rule, any method with the open-loop
-  rules ``diminishing`` and ``nonconvex``, and the ``short`` rule with the global L) stop
-  at a documented iteration cap; for them the test checks the known rate instead:
+* every method with a line search (armijo, exact, adaptive) reaches certificate <= 1e-6
+  and the cvxpy objective to 1e-6 relative: away-step and pairwise FW converge linearly
+  (Lacoste-Julien & Jaggi 2015), vanilla FW at O(1/k) and needs millions of iterations
+  here (seconds each with the SVM dual's Gram-column cache, up to about a minute on
+  a1a's logistic regression);
+* the open-loop rules ``diminishing`` (2/(k+2)) and ``nonconvex`` (1/sqrt(k+1)), and the
+  ``short`` rule with the global L, stop at a documented iteration cap: at 1e-6 they
+  would need ~1e9 or more iterations (measured: AFW + short on a1a's SVM dual is at gap
+  2.8e-3 after 3.3 M iterations). For them the test checks the known rate instead:
   ``f(x_K) - f* <= 2 L D^2 / (K + 2)`` (Jaggi 2013, Theorem 1; D = diameter of the set);
 * at every recorded row the certificate (FW gap) bounds the suboptimality: gap >= f - f*.
 """
@@ -24,7 +27,10 @@ from ermviz.runner import Budget, Run
 
 cp = pytest.importorskip("cvxpy")
 
-LINEAR = {
+CONVERGING = {
+    ("fw", "armijo"),
+    ("fw", "exact"),
+    ("fw", "adaptive"),
     ("afw", "armijo"),
     ("afw", "exact"),
     ("afw", "adaptive"),
@@ -88,8 +94,9 @@ def _diameter_sq(pb) -> float:
 def test_against_cvxpy(references, case, method, step):
     pb, fstar = references[case]
     solver = build_solver(pb, method, step, {}, tol=1e-6)
-    linear = (method, step) in LINEAR
-    run = Run(solver, Budget(tol=1e-6, max_iter=400_000 if linear else CAP, max_time=120))
+    converging = (method, step) in CONVERGING
+    max_iter = (50_000_000 if method == "fw" else 400_000) if converging else CAP
+    run = Run(solver, Budget(tol=1e-6, max_iter=max_iter, max_time=400))
     run.run()
     frame = run.frame()
     f = frame["objective"].to_numpy()
@@ -103,7 +110,7 @@ def test_against_cvxpy(references, case, method, step):
     x = solver.iterate()
     assert pb.objective(x) == pytest.approx(f[-1], rel=1e-10, abs=1e-13)
     assert pb.certificate(x) == pytest.approx(gap[-1], rel=1e-6, abs=1e-12)
-    if linear or run.status == "converged":
+    if converging or run.status == "converged":
         assert run.status == "converged", run.message
         assert gap[-1] <= 1e-6
         assert f[-1] == pytest.approx(fstar, rel=1e-6)

@@ -16,6 +16,7 @@ from ermviz.methods.base import MethodSpec, Solver, StepRuleSpec
 from ermviz.problems import LogregL1, Problem, SvmDual
 from ermviz.settings import Setting
 from solvers import fw, steps
+from solvers.gram_cache import new_gram_cache
 from solvers.linalg import as_kernel_matrix
 
 STEP_RULES: dict[str, StepRuleSpec] = {
@@ -103,6 +104,20 @@ FW_SETTINGS = (
     ),
 )
 
+#: Settings of fw / afw / pfw: FW_SETTINGS plus the SVM dual's Gram-column cache.
+FW_METHOD_SETTINGS = (
+    *FW_SETTINGS,
+    Setting(
+        "gram_cache_mb",
+        "float",
+        256.0,
+        "svm-dual: memory (MB) for cached Gram columns Z^T z_j, which make a step O(n) "
+        "once its vertices are cached; 0 = recompute the gradient every step",
+        low=0.0,
+        high=1e6,
+    ),
+)
+
 
 class FrankWolfeSolver(Solver):
     """FW / AFW / PFW on :class:`~ermviz.problems.SvmDual` or :class:`~ermviz.problems.LogregL1`.
@@ -127,6 +142,7 @@ class FrankWolfeSolver(Solver):
     ) -> None:
         self.problem = problem
         self.tol = float(tol)
+        self._settings = settings
         self.istate = np.zeros(fw.N_ISTATE, dtype=np.int64)
         self.istate[fw.I_METHOD] = fw.METHOD_CODES[method]
         self.istate[fw.I_RULE] = steps.RULE_CODES[step]
@@ -160,6 +176,8 @@ class FrankWolfeSolver(Solver):
         self.x = pb.initial_point()
         self._w = pb.w_of(self.x)
         self._g = np.zeros(pb.n)
+        self._cache = new_gram_cache(pb.n, self._settings.get("gram_cache_mb", 256.0))
+        self._xj = np.zeros(self._w.shape[0])
         self._call = lambda rec: fw.svm_dual_advance(*self._args_svm(rec))
 
     def _args_svm(self, rec: np.ndarray) -> tuple:
@@ -177,6 +195,8 @@ class FrankWolfeSolver(Solver):
             self.step_params,
             self.tol,
             rec,
+            self._cache,
+            self._xj,
         )
 
     def _init_logreg(self, pb: LogregL1) -> None:
@@ -267,7 +287,7 @@ METHODS: dict[str, MethodSpec] = {
         "frank-wolfe",
         _FW_PROBLEMS,
         _FW_RULES,
-        FW_SETTINGS,
+        FW_METHOD_SETTINGS,
         "Frank & Wolfe 1956; Jaggi 2013",
         _factory("fw"),
         default_step="exact",
@@ -278,7 +298,7 @@ METHODS: dict[str, MethodSpec] = {
         "frank-wolfe",
         _FW_PROBLEMS,
         _FW_RULES,
-        FW_SETTINGS,
+        FW_METHOD_SETTINGS,
         "Guelat & Marcotte 1986; Lacoste-Julien & Jaggi 2015",
         _factory("afw"),
         default_step="exact",
@@ -289,7 +309,7 @@ METHODS: dict[str, MethodSpec] = {
         "frank-wolfe",
         _FW_PROBLEMS,
         _FW_RULES,
-        FW_SETTINGS,
+        FW_METHOD_SETTINGS,
         "Lacoste-Julien & Jaggi 2015",
         _factory("pfw"),
         default_step="exact",
