@@ -33,7 +33,6 @@ import subprocess
 import sys
 import tempfile
 import time
-import urllib.request
 from pathlib import Path
 
 import pandas as pd
@@ -219,10 +218,12 @@ def main() -> int:
     try:
         deadline = time.monotonic() + 180
         while True:
+            # A TCP connect, not a GET of the page: a GET opens a session that nobody joins,
+            # and its clean-up later (Panel runs a full gc.collect() after a session ends)
+            # would fall into the idle-CPU window of (3).
             try:
-                with urllib.request.urlopen(url, timeout=5) as resp:
-                    if resp.status == 200:
-                        break
+                with socket.create_connection(("127.0.0.1", port), timeout=5):
+                    break
             except OSError:
                 pass
             if time.monotonic() > deadline or server.poll() is not None:

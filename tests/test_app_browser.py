@@ -65,7 +65,7 @@ LEGEND_HIDE_JS = """async () => {
   proxy.visible = true;
   await settle();
   const shown = lines.every((r) => r.visible);
-  return [!hidden, shown && lines.length >= 3];  // 2 plots + the shown diagnostic tab
+  return [!hidden, shown && lines.length >= 2];  // the 2 live plots (summary tab shown)
 }"""
 
 # Set the first legend entry's proxy visibility (as a click does).

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+import sys
 import threading
 import time
 
@@ -252,3 +254,18 @@ def test_evaluation_time_is_excluded_from_solver_time():
     run.join(5)
     assert run.trace.appended >= 5
     assert run.time_s < 0.02 and run.cpu_s < 0.02
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="per-thread niceness is Linux's")
+def test_thread_niceness_applies_to_the_solver_thread_only(wdbc_svm):
+    seen = []
+    run = Run(build_solver(wdbc_svm, "pfw", "exact", {}, 1e-8), Budget(tol=1e-8))
+    run.thread_niceness = 3
+    run.subscribe(
+        lambda r, seq: seen.append(os.getpriority(os.PRIO_PROCESS, threading.get_native_id()))
+    )
+    base = os.getpriority(os.PRIO_PROCESS, threading.get_native_id())
+    run.start()
+    assert run.join(30) and run.status == "converged"
+    assert seen and set(seen) == {min(base + 3, 19)}
+    assert os.getpriority(os.PRIO_PROCESS, threading.get_native_id()) == base

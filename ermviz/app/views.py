@@ -581,9 +581,9 @@ class Dashboard:
         self._told: set[str] = set()
         self._build_controls()
         self._build_toolbar()
+        self._build_results()
         self._build_plots()
         self._build_teaching()
-        self._build_results()
         self._build_export()
         from ermviz.app.results import ResultsModel, ResultsView
 
@@ -1037,11 +1037,12 @@ class Dashboard:
             sizing_mode="stretch_width",
         )
         self.plot_box = pn.Row(sizing_mode="stretch_width")
-        # The three diagnostic plots share one place: only the shown one is in the page
-        # (dynamic tabs), so the browser repaints three live plots, not five. Measured on
-        # 2 cores with the browser beside the server: each live plot cost chromium ~7 %
-        # of a core at 5 refreshes a second, CPU the solvers then lack. (A FlexBox holding
-        # fewer than five plots lost its layout in chromium, hence the plain Row.)
+        # The results table and the three diagnostic plots share one place: only the shown
+        # tab is in the page (dynamic tabs), and the table is shown first, so the browser
+        # repaints two live plots, not five. Measured on 2 cores with the browser beside
+        # the server: each live plot cost chromium ~8 % of a core at ~3 refreshes a second,
+        # CPU the solvers then lack. (A FlexBox holding fewer than five plots lost its
+        # layout in chromium, hence the plain Row.)
         self.more_plots = pn.Tabs(dynamic=True, sizing_mode="stretch_width")
         self.streamer.ensure_pool(max(3, len(m.specs)))
         self._rebuild_plots()
@@ -1084,8 +1085,11 @@ class Dashboard:
         ]
         active = self.more_plots.active
         self.more_plots[:] = [
-            (title, pn.pane.Bokeh(f, sizing_mode="stretch_width", min_width=380))
-            for title, f in zip(MORE_PLOTS, self.figures[2:], strict=True)
+            ("summary", self.results),
+            *(
+                (title, pn.pane.Bokeh(f, sizing_mode="stretch_width", min_width=380))
+                for title, f in zip(MORE_PLOTS, self.figures[2:], strict=True)
+            ),
         ]
         self.more_plots.active = active
 
@@ -1317,7 +1321,7 @@ class Dashboard:
     # -- assembly --------------------------------------------------------------------
     def tabs(self) -> pn.Tabs:
         return pn.Tabs(
-            ("Race", pn.Column(self.plots, self.results, sizing_mode="stretch_width")),
+            ("Race", self.plots),
             ("Teaching view", self.teaching),
             ("Export", self.export),
             ("Results", self.sweep_results.panel),
