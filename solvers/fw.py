@@ -40,7 +40,7 @@ from solvers.active_set import (
     pairwise_update,
 )
 from solvers.gram_cache import cached_column
-from solvers.linalg import n_rows, rmatvec, row_axpy, row_dot, row_dot_long, row_row_dot
+from solvers.linalg import n_rows, rmatvec, row_axpy, row_dot_long, row_row_dot
 from solvers.lmo import l1_atom, l1_away, l1_lmo
 from solvers.steps import (
     LINE_LOGISTIC,
@@ -198,7 +198,7 @@ def svm_dual_advance(
         active = 0
         for i in range(n):
             if full:
-                gi = 2.0 * (y[i] * row_dot(X, i, w) + alpha[i] * inv_c)
+                gi = 2.0 * (y[i] * row_dot_long(X, i, w) + alpha[i] * inv_c)
                 g[i] = gi
             else:
                 gi = g[i]

@@ -21,7 +21,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from solvers.linalg import n_rows, row_axpy, row_dot
+from solvers.linalg import n_rows, row_axpy, row_dot_long
 
 
 def new_gram_cache(n: int, megabytes: float) -> tuple[np.ndarray, ...]:
@@ -50,7 +50,7 @@ def gram_column(X, y, j, xj, out):
     row_axpy(X, j, 1.0, xj)
     yj = y[j]
     for i in range(n_rows(X)):
-        out[i] = y[i] * yj * row_dot(X, i, xj)
+        out[i] = y[i] * yj * row_dot_long(X, i, xj)
     for t in range(xj.shape[0]):
         xj[t] = 0.0
 

@@ -97,7 +97,7 @@ DATASET_PRESETS: dict[str, dict[str, Any]] = {
         "normalize": False,
         "test_size": 0.0,
         "tol": 1e-10,
-        "max_iter": 10_000_000,
+        "max_iter": 100_000_000,
         "max_time": 10.0,
         "animate": False,
     },
@@ -403,7 +403,7 @@ class DashboardModel(param.Parameterized):
     )
     seed = param.Integer(default=0, bounds=(0, 2**31 - 1), doc="Seed of the train/test split")
     tol = param.Number(default=1e-10, doc="Stop when the certificate is at most tol")
-    max_iter = param.Integer(default=10_000_000, bounds=(1, None), doc="Maximum steps per run")
+    max_iter = param.Integer(default=100_000_000, bounds=(1, None), doc="Maximum steps per run")
     max_time = param.Number(
         default=10.0,
         bounds=(0.0, None),

@@ -3,7 +3,7 @@
 Format (every key optional; unknown keys are rejected)::
 
     ?dataset=wdbc&problem=svm-dual&p.C=1000&standardize=1&normalize=0&test_size=0
-    &seed=0&tol=1e-10&max_iter=10000000&max_time=10&animate=0&step_delay=0.03
+    &seed=0&tol=1e-10&max_iter=100000000&max_time=10&animate=0&step_delay=0.03
     &run=fw:exact&run=afw:exact&run=pfw:armijo:armijo_c=0.02,max_trials=30
 
 ``p.<name>`` are problem settings; each ``run`` is ``method:step`` optionally followed by
