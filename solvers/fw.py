@@ -7,7 +7,9 @@ Two problems, one kernel each, built from the shared pieces (:mod:`solvers.lmo`,
   ``min_{alpha in simplex} ||A alpha||^2`` with ``A = [Z; I / sqrt(C)]`` and
   ``Z = [y_1 x_1, ..., y_n x_n]`` (Jaggi 2014, "An equivalence between the Lasso and
   support vector machines"; the seed report on FW/AFW/PFW for the L2-SVM). The kernel
-  keeps ``w = Z alpha``, so a step costs O(d) and a gradient one pass over the rows.
+  keeps ``w = Z alpha``, so a step costs O(d) and a gradient one pass over the rows; with
+  a Gram-column cache (:mod:`solvers.gram_cache`) it keeps the gradient itself, updated
+  in O(n) from the cached columns of the step's vertices.
 * :func:`logreg_l1_advance`: mean logistic loss over the l1 ball of radius ``r``. The
   kernel keeps ``z = X x`` and takes ``X^T`` row by row (columns of ``X``), so a gradient
   is one pass over the nonzeros and a step costs one column of ``X``.
