@@ -142,7 +142,6 @@ class FrankWolfeSolver(Solver):
     ) -> None:
         self.problem = problem
         self.tol = float(tol)
-        self._settings = settings
         self.istate = np.zeros(fw.N_ISTATE, dtype=np.int64)
         self.istate[fw.I_METHOD] = fw.METHOD_CODES[method]
         self.istate[fw.I_RULE] = steps.RULE_CODES[step]
@@ -161,7 +160,7 @@ class FrankWolfeSolver(Solver):
         self.lstate = np.array([1.0])
         self._rec = np.empty((1024, len(self.columns)))
         if isinstance(problem, SvmDual):
-            self._init_svm(problem)
+            self._init_svm(problem, settings.get("gram_cache_mb", 256.0))
         elif isinstance(problem, LogregL1):
             self._init_logreg(problem)
         else:  # the registry only pairs FW methods with these problems
@@ -171,12 +170,12 @@ class FrankWolfeSolver(Solver):
         # Compile (or load from numba's cache) now, so solver time excludes compilation.
         self._call(self._rec[:0])
 
-    def _init_svm(self, pb: SvmDual) -> None:
+    def _init_svm(self, pb: SvmDual, cache_mb: float) -> None:
         self._X = as_kernel_matrix(pb.X)
         self.x = pb.initial_point()
         self._w = pb.w_of(self.x)
         self._g = np.zeros(pb.n)
-        self._cache = new_gram_cache(pb.n, self._settings.get("gram_cache_mb", 256.0))
+        self._cache = new_gram_cache(pb.n, cache_mb)
         self._xj = np.zeros(self._w.shape[0])
         self._call = lambda rec: fw.svm_dual_advance(*self._args_svm(rec))
 
