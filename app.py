@@ -8,6 +8,6 @@ import panel as pn
 
 from ermviz.app.views import build_dashboard
 
-pn.extension("filedropper", "tabulator", notifications=True, sizing_mode="stretch_width")
+pn.extension("tabulator", notifications=True, sizing_mode="stretch_width")
 
 build_dashboard().template().servable(title="ermviz")

@@ -358,10 +358,13 @@ def test_upload_reports_parse_errors_and_selects_a_good_file(
 ) -> None:
     bad = tmp_path / "bad.csv"
     bad.write_text("1.0,2.0,1\n3.0,oops,-1\n")
+    # Large enough to travel in three chunks (ermviz.app.upload.CHUNK_BYTES = 1 MiB); a
+    # chunk lost or cut would leave a broken last line, which the parser refuses.
     good = tmp_path / "good.csv"
     good.write_text(
-        "".join(f"{i % 7 / 7:.3f},{i * 3 % 5 / 5:.3f},{1 - 2 * (i % 2)}\n" for i in range(40))
+        "".join(f"{i % 7 / 7:.3f},{i * 3 % 5 / 5:.3f},{1 - 2 * (i % 2)}\n" for i in range(150_000))
     )
+    assert good.stat().st_size > 2 * 2**20
     _open(page, server)
     upload = page.locator("input[type=file]").first
     upload.set_input_files(str(bad))
@@ -375,6 +378,22 @@ def test_upload_reports_parse_errors_and_selects_a_good_file(
         "the upload to be selected",
     )
     assert "dataset" not in _query(page)  # a link never names an uploaded file
+
+
+def test_an_idle_page_does_not_keep_the_browser_repainting(server: str, page: Page) -> None:
+    # Counts requestAnimationFrame calls: a widget that loops on them (FilePond did, from
+    # its script's load) makes the browser repaint ~60 times a second, taking CPU from the
+    # solvers when the browser shares the server's cores.
+    page.add_init_script(
+        """window.__frames = 0;
+        const request = window.requestAnimationFrame.bind(window);
+        window.requestAnimationFrame = (cb) => { window.__frames += 1; return request(cb); };"""
+    )
+    _open(page, server)
+    time.sleep(1.0)
+    page.evaluate("() => { window.__frames = 0; }")
+    time.sleep(2.0)
+    assert page.evaluate("() => window.__frames") <= 4
 
 
 def test_closing_the_page_stops_the_sessions_runs(server: str, page: Page) -> None:

@@ -6,13 +6,14 @@
 * :mod:`ermviz.app.results` - the Results tab: a sweep's results folder (table, profiles,
   curves), never in the URL;
 * :mod:`ermviz.app.urlstate` - the configuration in the URL query string;
+* :mod:`ermviz.app.upload` - the chunked file drop zone for users' own data;
 * :mod:`ermviz.app.warmup` - fills numba's on-disk cache before the first click.
 
 Serve it with ``panel serve app.py`` from the repository root; in Jupyter::
 
     import panel as pn
     from ermviz.app import Dashboard
-    pn.extension("filedropper", "tabulator", notifications=True)
+    pn.extension("tabulator", notifications=True)
     Dashboard().panel()
 """
 

@@ -60,6 +60,7 @@ from ermviz.app.model import (
     one_line,
 )
 from ermviz.app.streaming import Geometry, RunSources, Streamer, geometry_for
+from ermviz.app.upload import ChunkedUpload
 from ermviz.errors import SettingError
 from ermviz.methods import METHODS, STEP_RULES
 from ermviz.problems import PROBLEMS
@@ -627,14 +628,14 @@ class Dashboard:
         )
         self._sync_dataset_widget()
         self.dataset_select.param.watch(g("dataset")(self._on_dataset_widget), "value")
-        self.upload = pn.widgets.FileDropper(
-            multiple=False,
-            max_file_size=f"{MAX_UPLOAD_BYTES // 2**20}MB",
-            layout="compact",
+        self.upload = ChunkedUpload(
+            on_file=g("upload")(self._on_upload),
+            on_error=lambda message: m.notify(message),
+            max_bytes=MAX_UPLOAD_BYTES,
+            accept=".svm,.libsvm,.txt,.dat,.data,.csv,.t,.scale",
+            prompt="Drop a LIBSVM or CSV file here, or click to choose one",
             sizing_mode="stretch_width",
-            height=90,
         )
-        self.upload.param.watch(g("upload")(self._on_upload), "value")
         self.problem_select = pn.widgets.Select.from_param(
             m.param.problem,
             label="Problem",
@@ -701,7 +702,7 @@ class Dashboard:
             "### Data",
             self.dataset_select,
             pn.pane.Markdown(
-                f"Upload a LIBSVM or CSV file (label in the last column; at most "
+                f"Or upload a LIBSVM or CSV file (CSV: label in the last column; at most "
                 f"{MAX_UPLOAD_BYTES // 2**20} MB):",
                 margin=(0, 10),
             ),
@@ -740,13 +741,8 @@ class Dashboard:
         if event.new is not None and event.new != self.model.dataset:
             self.model.dataset = event.new
 
-    def _on_upload(self, event: Any) -> None:
-        if not event.new:
-            return
-        # The dropper's value holds every file it shows: read only the one just dropped.
-        fresh = [k for k in event.new if k not in (event.old or {})] or list(event.new)
-        filename = fresh[-1]
-        name = self.model.add_upload(filename, event.new[filename])
+    def _on_upload(self, filename: str, content: bytes) -> None:
+        name = self.model.add_upload(filename, content)
         if name is not None:
             self._sync_dataset_widget()
             self.model.notify(f"loaded {name[len(UPLOAD_PREFIX) :]}; it is selected", "success")
