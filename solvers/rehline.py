@@ -704,10 +704,33 @@ def _row_sqnorm_impl(M, i):
 
 
 @njit(cache=True, nogil=True)
-def row_sqnorms(X, out):
-    """``out[i] = ||x_i||^2`` for every row of the kernel matrix ``X`` (one pass)."""
-    for i in range(out.shape[0]):
-        out[i] = _row_sqnorm(X, i)
+def pack_pieces(X, U, V, S, T, tau, PL, PH):
+    """Fill the per-sample parameter rows ``PL`` (n, 1 + 3L) and ``PH`` (n, 1 + 4H).
+
+    Layouts of :func:`epoch`: ``PL`` row i holds ``||x_i||^2`` then ``u, v, 1/(u^2
+    ||x_i||^2)`` per ReLU piece (0 for a constant piece); ``PH`` row i holds
+    ``||x_i||^2`` then ``s, t, tau, 1/(s^2 ||x_i||^2 + 1)`` per ReHU piece. ``U, V`` are
+    (n, L), ``S, T, tau`` (n, H). One pass over the rows of ``X``.
+    """
+    n = PL.shape[0]
+    n_l = U.shape[1]
+    n_h = S.shape[1]
+    for i in range(n):
+        q = _row_sqnorm(X, i)
+        PL[i, 0] = q
+        for l_ in range(n_l):
+            u = U[i, l_]
+            curv = u * u * q
+            PL[i, 1 + 3 * l_] = u
+            PL[i, 2 + 3 * l_] = V[i, l_]
+            PL[i, 3 + 3 * l_] = 1.0 / curv if curv > 0.0 else 0.0
+        PH[i, 0] = q
+        for h in range(n_h):
+            s = S[i, h]
+            PH[i, 1 + 4 * h] = s
+            PH[i, 2 + 4 * h] = T[i, h]
+            PH[i, 3 + 4 * h] = tau[i, h]
+            PH[i, 4 + 4 * h] = 1.0 / (s * s * q + 1.0)
 
 
 @njit(cache=True, nogil=True)
