@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import io
 import os
 import sys
 import threading
@@ -15,7 +16,7 @@ from ermviz.errors import SettingError
 from ermviz.methods import build_solver
 from ermviz.methods.base import Solver
 from ermviz.problems import build_problem
-from ermviz.runner import Budget, Run, time_to_threshold
+from ermviz.runner import Budget, Run, new_run_id, time_to_threshold
 from ermviz.trace import Trace
 from solvers.tags import STATUS_RUNNING
 
@@ -269,3 +270,18 @@ def test_thread_niceness_applies_to_the_solver_thread_only(wdbc_svm):
     assert run.join(30) and run.status == "converged"
     assert seen and set(seen) == {min(base + 3, 19)}
     assert os.getpriority(os.PRIO_PROCESS, threading.get_native_id()) == base
+
+
+def test_run_ids_never_read_as_numbers():
+    # pandas is the reference reader. An id it can parse as a number (all digits, or
+    # digits with one "e": ~2 % of plain uuid4().hex[:8]) came back as an int from the
+    # CSV chunks holding only that run's rows, mixing ints and strings in run_id (seen in
+    # CI). to_numeric applies the same inference to every id at once.
+    import pandas as pd
+
+    ids = pd.Series([new_run_id() for _ in range(20_000)])
+    assert ids.str.len().eq(8).all() and ids.nunique() > 19_990
+    assert pd.to_numeric(ids, errors="coerce").isna().all()
+    assert (
+        pd.read_csv(io.StringIO("run_id\n" + "\n".join(ids[:1000]))).run_id.map(type).eq(str).all()
+    )

@@ -635,6 +635,7 @@ class Dashboard:
             accept=".svm,.libsvm,.txt,.dat,.data,.csv,.t,.scale",
             prompt="Drop a LIBSVM or CSV file here, or click to choose one",
             sizing_mode="stretch_width",
+            margin=(5, 10),  # aligned with the widgets above and below
         )
         self.problem_select = pn.widgets.Select.from_param(
             m.param.problem,
