@@ -146,7 +146,6 @@ export function render({ model }) {
         if not isinstance(msg, dict):
             return
         kind = msg.get("kind")
-        limit_mb = self.max_bytes / 2**20
         if kind in ("too_big", "start"):
             name = str(msg.get("name", "file"))
             size = msg.get("size")
@@ -155,7 +154,8 @@ export function render({ model }) {
                 return
             if size > self.max_bytes:
                 self._refuse(
-                    f"{name}: {size / 2**20:.1f} MB is over the {limit_mb:g} MB upload limit; "
+                    f"{name}: {size / 2**20:.1f} MB is over the {self.max_bytes / 2**20:g} MB "
+                    "upload limit; "
                     "use a catalog dataset or a smaller file"
                 )
                 return

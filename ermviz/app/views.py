@@ -630,7 +630,7 @@ class Dashboard:
         self.dataset_select.param.watch(g("dataset")(self._on_dataset_widget), "value")
         self.upload = ChunkedUpload(
             on_file=g("upload")(self._on_upload),
-            on_error=lambda message: m.notify(message),
+            on_error=m.notify,
             max_bytes=MAX_UPLOAD_BYTES,
             accept=".svm,.libsvm,.txt,.dat,.data,.csv,.t,.scale",
             prompt="Drop a LIBSVM or CSV file here, or click to choose one",

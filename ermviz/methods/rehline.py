@@ -713,13 +713,10 @@ def _kernel_type_key(M: Any) -> tuple:
 
 
 def _pack_pieces(pb: PlqProblem, X: Any) -> tuple[np.ndarray, np.ndarray]:
-    """The kernel's per-sample parameter rows (layouts of :func:`solvers.rehline.epoch`).
-
-    ``X`` is the kernel matrix (its squared row norms are computed here, in the solver's
-    set-up). ``PL`` row i: ``||x_i||^2`` then ``u, v, 1/(u^2 ||x_i||^2)`` per ReLU piece (0 for a
-    constant piece); ``PH`` row i: ``||x_i||^2`` then ``s, t, tau, 1/(s^2 ||x_i||^2 + 1)``
-    per ReHU piece. One sample's scalars side by side: one cache line per random visit,
-    and a multiplication instead of a division per coordinate step.
+    """The kernel's per-sample parameter rows ``(PL, PH)`` (layouts in
+    :func:`solvers.rehline.pack_pieces`). One sample's scalars side by side: one cache line
+    per random visit, and a multiplication instead of a division per coordinate step.
+    ``X`` is the kernel matrix (its squared row norms are computed here, in the set-up).
     """
     PL = np.empty((pb.n, 1 + 3 * pb.L))
     PH = np.empty((pb.n, 1 + 4 * pb.H))
