@@ -24,6 +24,7 @@ from ermviz.cli import main
 from ermviz.data import Dataset, load_dataset, preprocess
 from ermviz.errors import DataError, ErmvizError, SettingError
 from ermviz.methods import build_solver
+from ermviz.methods import rehline as rehline_module
 from ermviz.methods.rehline import (
     NAMED_LOSSES,
     PlqProblem,
@@ -129,7 +130,8 @@ def _synthetic(kind: str, sparse: bool = False, n: int = 200, p: int = 10, seed:
     rng = np.random.default_rng(seed)
     X = rng.standard_normal((n, p))
     if sparse:
-        X[rng.random((n, p)) < 0.6] = 0.0
+        # Density ~0.2: below the kernels' dense-copy threshold, so CSR kernels run.
+        X[rng.random((n, p)) < 0.8] = 0.0
         X = sp.csr_matrix(X)
     beta0 = rng.standard_normal(p)
     f = np.asarray(X @ beta0).ravel()
@@ -204,6 +206,7 @@ def test_setups_match_cvxpy(kind, settings, sparse):
     pb = PlqProblem.build(ds, **settings)
     fstar = _cvx_reference(pb)
     solver, run, frame = _solve(pb)
+    assert isinstance(solver._X, tuple) == sparse  # the CSR kernels when the data are CSR
     _check_against(pb, fstar, solver, run, frame)
     if settings.get("constraint") == "fairness" or settings.get("preset") == "fairsvm":
         beta = solver.iterate()
@@ -309,9 +312,27 @@ def test_agrees_with_rehline_package(real_data):
             assert theirs >= frame["dual_objective"].iloc[-1] - 1e-9 * abs(theirs)
 
 
-def test_cyclic_iterates_follow_rehline_package(real_data):
+def test_kernel_layout_follows_density(monkeypatch):
+    """CSR data at least KERNEL_DENSE_MIN_DENSITY dense reach the kernels as a dense copy
+    (equal entries); sparser or too large ones stay CSR; dense data stay dense."""
+    rng = np.random.default_rng(0)
+    M = rng.standard_normal((50, 8))
+    for density, dense in ((0.5, True), (0.1, False)):
+        X = sp.csr_matrix(np.where(rng.random(M.shape) < density, M, 0.0))
+        out = rehline_module.kernel_rows(X)
+        assert isinstance(out, np.ndarray) == dense
+        if dense:
+            assert out.flags.c_contiguous and np.array_equal(out, X.toarray())
+    monkeypatch.setattr(rehline_module, "KERNEL_DENSE_MAX_ENTRIES", 399)
+    assert isinstance(rehline_module.kernel_rows(sp.csr_matrix(M)), tuple)
+    assert isinstance(rehline_module.kernel_rows(M), np.ndarray)
+
+
+def test_cyclic_iterates_follow_rehline_package(real_data, monkeypatch):
     """Same start (zeros), cyclic order, no shrinking: after 3 epochs our iterate is the
-    package's to rounding, for a constraint block, ReHU pieces and the l1 block."""
+    package's to rounding, for a constraint block, ReHU pieces and the l1 block. phishing
+    is CSR of density 0.44, which the kernels take as a dense copy; the CSR kernels are
+    checked on it too (dense-copy threshold raised above 1)."""
     rehline = pytest.importorskip("rehline")
     phishing = preprocess(load_dataset("phishing", with_test=False), standardize=True)
     kin = preprocess(load_dataset("kin8nm", with_test=False), standardize=True)
@@ -320,10 +341,9 @@ def test_cyclic_iterates_follow_rehline_package(real_data):
         (kin, {"loss": "huber", "kappa": 0.5, "C": 10.0}),
         (kin, {"loss": "qr", "quantile": 0.3, "l1": 0.5, "C": 10.0, "constraint": "nonnegative"}),
     ]
+    default_threshold = rehline_module.KERNEL_DENSE_MIN_DENSITY
     for ds, settings in cases:
         pb = PlqProblem.build(ds, **settings)
-        solver = ReHLineSolver(pb, "cd", {"shrink": False, "order": "cyclic"}, 1e-6)
-        solver.advance(3, 10**9)
         extra = {"A": pb.A.toarray(), "b": pb.b} if pb.K else {}
         if pb.l1w.size:
             extra["rho"] = pb.l1w
@@ -341,9 +361,18 @@ def test_cyclic_iterates_follow_rehline_package(real_data):
             verbose=0,
             **extra,
         )
-        np.testing.assert_allclose(solver.iterate(), res.beta, rtol=1e-10, atol=1e-12)
-        if pb.K:
-            np.testing.assert_allclose(solver.duals()["xi"], res.xi, rtol=1e-10, atol=1e-12)
+        for csr_kernels in (False, True) if sp.issparse(pb.X) else (False,):
+            monkeypatch.setattr(
+                rehline_module,
+                "KERNEL_DENSE_MIN_DENSITY",
+                2.0 if csr_kernels else default_threshold,
+            )
+            solver = ReHLineSolver(pb, "cd", {"shrink": False, "order": "cyclic"}, 1e-6)
+            assert isinstance(solver._X, tuple) == csr_kernels
+            solver.advance(3, 10**9)
+            np.testing.assert_allclose(solver.iterate(), res.beta, rtol=1e-10, atol=1e-12)
+            if pb.K:
+                np.testing.assert_allclose(solver.duals()["xi"], res.xi, rtol=1e-10, atol=1e-12)
 
 
 # ---- options ---------------------------------------------------------------------------
