@@ -4,13 +4,15 @@
 bundled dataset and the FW / AFW / PFW race through its widgets, starts it, reads the
 Bokeh ColumnDataSources in the page while the runs go, stops it, checks every run's
 status, downloads the CSV export and compares it with the runs, and saves a screenshot
-to ``test-artifacts/dashboard.png``. Every wait is bounded; the server is killed at the end.
+to ``test-artifacts/dashboard.png``. Every wait is bounded; the server is stopped at the
+end (Ctrl-C, then harder signals).
 """
 
 from __future__ import annotations
 
 import io
 import os
+import signal
 import socket
 import subprocess
 import sys
@@ -172,12 +174,15 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
             time.sleep(0.5)
         yield url
     finally:
-        proc.terminate()
-        try:
-            proc.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait(timeout=10)
+        # Ctrl-C first, as a user stops `panel serve`: the interpreter exits normally, so
+        # the sessions' uploaded files are deleted (atexit); then harder signals.
+        for stop in (lambda: proc.send_signal(signal.SIGINT), proc.terminate, proc.kill):
+            stop()
+            try:
+                proc.wait(timeout=10)
+                break
+            except subprocess.TimeoutExpired:
+                continue
 
 
 @pytest.fixture

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import gc
 import io
 import itertools
 import time
@@ -364,6 +365,14 @@ def test_upload_errors_are_notified_with_the_users_file_name(monkeypatch):
     assert set(m.traces()["dataset"]) == {name}
     folder = m._upload_dir
     m.shutdown()
+    assert not folder.exists()
+    # A model dropped without shutdown (a notebook cell re-run) deletes its uploads too.
+    m = make_model()
+    assert m.add_upload("mine.svm", text) == "upload:mine.svm"
+    folder = m._upload_dir
+    assert folder.exists()
+    del m
+    gc.collect()
     assert not folder.exists()
 
 

@@ -24,6 +24,7 @@ import re
 import shutil
 import tempfile
 import threading
+import weakref
 from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
@@ -742,7 +743,7 @@ class DashboardModel(param.Parameterized):
             if slot.run is not None:
                 slot.run.stop()
         if self._upload_dir is not None:
-            shutil.rmtree(self._upload_dir, ignore_errors=True)
+            self._upload_cleanup()
             self._upload_dir = None
 
     # -- uploads ---------------------------------------------------------------------
@@ -766,6 +767,11 @@ class DashboardModel(param.Parameterized):
             return None
         if self._upload_dir is None:
             self._upload_dir = Path(tempfile.mkdtemp(prefix="ermviz-upload-"))
+            # Deleted by shutdown(), or else when the model is collected or the interpreter
+            # exits (a notebook model, a session never closed): no files left behind.
+            self._upload_cleanup = weakref.finalize(
+                self, shutil.rmtree, str(self._upload_dir), ignore_errors=True
+            )
         folder = Path(tempfile.mkdtemp(dir=self._upload_dir))
         path = folder / safe
         path.write_bytes(content)
