@@ -6,6 +6,7 @@ import asyncio
 import gc
 import io
 import itertools
+import math
 import time
 
 import numpy as np
@@ -13,6 +14,7 @@ import pandas as pd
 import pytest
 
 from ermviz.app import model as model_mod
+from ermviz.app import streaming as streaming_mod
 from ermviz.app import urlstate
 from ermviz.app.model import DashboardModel, RunSpec
 from ermviz.app.streaming import FLOOR, Streamer, geometry_for, thin_rows
@@ -172,8 +174,13 @@ def test_thin_rows_keeps_a_geometric_grid_and_the_newest_row():
     idx, last = thin_rows(it, -1.0)
     assert idx[0] == 0 and idx[-1] == it.size - 1
     assert np.all(np.diff(idx) > 0)
-    assert np.array_equal(idx[:15], np.arange(15))  # every early iteration
-    assert 150 < idx.size < 300  # ~47 per decade afterwards
+    # Every iteration while consecutive ones are a grid step apart (k + 1 < 1 / (r - 1)),
+    # then one point per grid step: ln(10) / ln(r) per decade.
+    r = streaming_mod.GRID_RATIO
+    early = int(1.0 / (r - 1.0))
+    assert np.array_equal(idx[:early], np.arange(early))
+    expected = early + math.log(it.size / early) / math.log(r)
+    assert 0.8 * expected < idx.size < 1.2 * expected
     again, _ = thin_rows(np.arange(100_000, 100_010, dtype=float), last)
     assert again.tolist() == [9]  # nothing crosses the grid: only the newest row
 

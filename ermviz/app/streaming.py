@@ -9,7 +9,7 @@ message to the browser. This design was measured on the 2-core target machine: H
 chunk fell seconds behind, and ``stream`` cannot be called from a solver thread at all.
 
 Thinning: a row is sent when its iteration crosses the next point of a geometric grid
-(ratio :data:`GRID_RATIO`: every iteration up to ~20, then ~47 points per decade), and
+(ratio :data:`GRID_RATIO`: every iteration up to ~10, then ~24 points per decade), and
 the newest row of every tick is always sent so curves end at the current iterate. The
 periodic callback stops as soon as no run of the session is advancing (the server is idle
 when nothing runs) and is restarted by :meth:`Streamer.start`.
@@ -40,20 +40,22 @@ from solvers.tags import STEP_NAMES
 
 _log = logging.getLogger(__name__)
 
-#: Refresh period of the live plots (milliseconds). Measured with the browser on the same
-#: 2 cores as the server: every refresh costs chromium about 25 ms of CPU per live plot
-#: (Bokeh relayout and repaint), taken from the solvers; at 200 ms a three-run race ran
-#: at 38-55 % of its headless speed, at 300-333 ms with three live plots at 75-96 %.
-PERIOD_MS = 300
+#: Refresh period of the live plots (milliseconds): ~2.9 refreshes a second. Measured with
+#: the browser on the same 2 cores as the server, every refresh costs chromium ~11 ms of
+#: CPU per live plot (Bokeh's layout checks and repaint, whatever the data), taken from
+#: the solvers: a three-run race ran at 89-91.5 % of its headless speed at 300 ms and
+#: 90.5-94 % (medians 93.4 and 92.4 %) at 350 ms with GRID_RATIO 1.1 (bench_dashboard.py).
+PERIOD_MS = 350
 #: Delay of the extra first pull after Start (milliseconds).
 FIRST_PULL_MS = 40
 #: Seconds between two updates of the best objective seen (suboptimality plot).
 BEST_PERIOD = 1.0
-#: Ratio of the geometric grid in the iteration count that decides which rows are sent.
-#: 1.05 (~47 points per decade, a point every 2 px or so of a log axis) draws curves as
-#: smooth as 1.02 did; measured with the browser on the server's 2 cores, chromium's share
-#: fell from ~27 % to ~20 % of a core (the repaint cost grows with the points drawn).
-GRID_RATIO = 1.05
+#: Ratio of the geometric grid in the iteration count that decides which rows are sent:
+#: every iteration up to ~10, then ~24 points per decade (a point every 4 px or so of a
+#: log axis). The repaint cost grows with the points drawn: measured with the browser on
+#: the server's 2 cores, chromium's share of a core was ~27 % at 1.02, ~20 % at 1.05
+#: (with three live plots), and 8.2-8.5 % at 1.05 against 7.7-7.8 % at 1.1 (two).
+GRID_RATIO = 1.1
 #: Smallest value plotted on a log axis (certificates, step sizes).
 FLOOR = 1e-16
 #: Columns of every run's trace source.
