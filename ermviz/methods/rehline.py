@@ -686,10 +686,10 @@ class PlqProblem(Problem):
 
 
 #: The kernels visit X row by row; a CSR matrix at least this dense is handed to them as a
-#: dense C-contiguous copy. Measured (ReHLine epochs, same coordinate order, this machine): phishing
-#: (density 0.44) 0.58-0.68x the CSR time, a9a (0.11) 2.4-3.0x and w8a (0.04) 4.6x: a
-#: dense row costs about 0.2-0.35 of a CSR row with as many non-zeros, so the crossover
-#: is near 0.3. (The loader turns a file dense only above 0.5, as storage, for every
+#: dense C-contiguous copy. Measured (ReHLine epochs, same coordinate order, this
+#: machine): phishing (density 0.44) 0.58-0.68x the CSR time, a9a (0.11) 2.4-3.0x and w8a
+#: (0.04) 4.6x: a dense row costs about 0.2-0.35 of a CSR row with as many non-zeros, so
+#: the crossover is near 0.3. (The loader turns a file dense only above 0.5, as storage, for every
 #: method; this copy is the kernels' layout and does not change the data.)
 KERNEL_DENSE_MIN_DENSITY = 0.3
 #: ... and when the copy has at most this many entries (float64: 80 MB).
