@@ -457,6 +457,7 @@ class DashboardModel(param.Parameterized):
         self.messages: list[tuple[str, str]] = []
         self.uploads: dict[str, Path] = {}
         self._upload_dir: Path | None = None
+        self._upload_cleanup: weakref.finalize | None = None
         self._quiet = False
         self._lock = threading.Lock()
         self.problem_obj: Problem | None = None
@@ -742,9 +743,9 @@ class DashboardModel(param.Parameterized):
         for slot in self.slots:
             if slot.run is not None:
                 slot.run.stop()
-        if self._upload_dir is not None:
+        if self._upload_cleanup is not None:
             self._upload_cleanup()
-            self._upload_dir = None
+            self._upload_dir = self._upload_cleanup = None
 
     # -- uploads ---------------------------------------------------------------------
     def add_upload(self, filename: str, content: bytes | str) -> str | None:
