@@ -64,8 +64,24 @@ def build_parser() -> argparse.ArgumentParser:
         "--radius", type=_float, help="logreg-l1: l1 radius > 0 (shorthand for --set radius=)"
     )
     r.add_argument("--tol", type=_float, default=1e-6, help="stop at certificate <= tol")
-    r.add_argument("--max-iter", type=_int, default=1_000_000, help="maximum steps")
-    r.add_argument("--max-time", type=_float, default=300.0, help="maximum solver seconds")
+    r.add_argument(
+        "--max-iter", type=_int, default=None, help="maximum iterations (default: no limit)"
+    )
+    r.add_argument(
+        "--max-time",
+        type=_float,
+        default=300.0,
+        help="maximum solver seconds (default 300): time in the method's own steps; "
+        "certificate evaluations the method does not need, data loading, set-up and JIT "
+        "compilation are not counted (--max-wall bounds the run's wall time)",
+    )
+    r.add_argument(
+        "--max-wall",
+        type=_float,
+        default=None,
+        help="maximum wall seconds of the run, certificate evaluations included "
+        "(default: no limit)",
+    )
     r.add_argument("--seed", type=_int, default=0, help="seed of the train/test split")
     r.add_argument(
         "--test-size",
@@ -126,17 +142,29 @@ def _check_out(path: str | None) -> Path | None:
 
 
 def _cmd_run(args: argparse.Namespace) -> int:
-    from ermviz.experiment import Preprocessing, RunConfig, make_run
-    from ermviz.runner import Budget
+    from ermviz.experiment import (
+        Preprocessing,
+        RunConfig,
+        make_problem,
+        make_run,
+        validate_method_side,
+    )
+    from ermviz.runner import NO_ITER_LIMIT, Budget
     from ermviz.settings import parse_assignments
 
+    t_start = time.perf_counter()
     out = _check_out(args.out)
     settings: dict[str, Any] = parse_assignments(args.set)
     if args.C is not None:
         settings["C"] = args.C
     if args.radius is not None:
         settings["radius"] = args.radius
-    budget = Budget(tol=args.tol, max_iter=args.max_iter, max_time=args.max_time)
+    budget = Budget(
+        tol=args.tol,
+        max_iter=NO_ITER_LIMIT if args.max_iter is None else args.max_iter,
+        max_time=args.max_time,
+        max_wall=args.max_wall,
+    )
     prep = Preprocessing(
         standardize=args.standardize,
         normalize=args.normalize,
@@ -147,7 +175,15 @@ def _cmd_run(args: argparse.Namespace) -> int:
 
     step = args.step or get_method(args.method).step
     cfg = RunConfig(args.dataset, args.problem, args.method, step, settings, budget, prep)
-    run = make_run(cfg)
+    spec = get_method(args.method)
+    validate_method_side(cfg)  # bad names and settings fail before the data are loaded
+    problem = make_problem(cfg)
+    # Warnings about the set-up go out before the solver is built (compilation may take
+    # seconds on a fresh install).
+    for notice in spec.advise(problem) if spec.advise else ():
+        print(f"ermviz: warning: {notice}", file=sys.stderr, flush=True)
+    run = make_run(cfg, problem=problem)
+    setup_s = time.perf_counter() - t_start
     run.start()
     try:
         _follow(run, progress=(not args.no_progress and sys.stderr.isatty()) or False)
@@ -163,6 +199,8 @@ def _cmd_run(args: argparse.Namespace) -> int:
         "status": summary["status"],
         "iterations": summary["iterations"],
         "time_s": round(summary["time_s"], 6),
+        "wall_s": round(summary["wall_s"], 6),
+        "setup_s": round(setup_s, 6),
         "objective": summary["objective"],
         "gap": summary["gap"],
         "certificate_kind": summary["certificate_kind"],
@@ -190,9 +228,10 @@ def _follow(run: Any, progress: bool) -> None:
         return
     from tqdm import tqdm
 
-    with tqdm(
-        total=run.budget.max_iter, unit="it", file=sys.stderr, leave=False, dynamic_ncols=True
-    ) as bar:
+    from ermviz.runner import NO_ITER_LIMIT
+
+    total = None if run.budget.max_iter >= NO_ITER_LIMIT else run.budget.max_iter
+    with tqdm(total=total, unit="it", file=sys.stderr, leave=False, dynamic_ncols=True) as bar:
         shown = 0
         while True:
             finished = run.join(0.1)

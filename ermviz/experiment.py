@@ -107,6 +107,14 @@ def make_problem(cfg: RunConfig, dataset: Any = None) -> Problem:
     return build_problem(cfg.problem, ds, **psettings)
 
 
+def validate_method_side(cfg: RunConfig) -> None:
+    """Check the method, step rule and their settings of ``cfg`` (no data needed)."""
+    from ermviz.methods import resolve_method_settings
+
+    _, msettings = split_settings(cfg.problem, cfg.method, cfg.step, cfg.settings)
+    resolve_method_settings(cfg.method, cfg.step, cfg.problem, msettings)
+
+
 def make_run(
     cfg: RunConfig,
     *,
@@ -116,10 +124,7 @@ def make_run(
 ) -> Run:
     """Build (not start) the run ``cfg`` describes; every setting is validated first."""
     _, msettings = split_settings(cfg.problem, cfg.method, cfg.step, cfg.settings)
-    # Validate the method side before loading data: bad names fail fast.
-    from ermviz.methods import resolve_method_settings
-
-    resolve_method_settings(cfg.method, cfg.step, cfg.problem, msettings)
+    validate_method_side(cfg)  # before loading data: bad names fail fast
     if problem is None:
         problem = make_problem(cfg)
     solver = build_solver(problem, cfg.method, cfg.step, msettings, cfg.budget.tol)

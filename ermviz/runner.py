@@ -60,6 +60,10 @@ FINAL_STATUSES = (
 )
 
 
+#: ``Budget.max_iter`` when no iteration limit is set.
+NO_ITER_LIMIT = 2**62
+
+
 @dataclass(frozen=True)
 class Budget:
     """When a run ends.
@@ -69,9 +73,15 @@ class Budget:
     tol : float
         Stop when the certificate is at most ``tol`` (> 0).
     max_iter : int
-        Stop after this many steps (>= 1); the iterate reached is still recorded.
+        Stop after this many steps (>= 1); the iterate reached is still recorded. Default:
+        no limit (:data:`NO_ITER_LIMIT`), so that only ``max_time`` ends a slow run.
     max_time : float
-        Stop after this many seconds of solver time (> 0).
+        Stop after this many seconds of solver time (> 0): the time spent in the method's
+        own steps, without the certificate evaluations it does not need (and without
+        set-up and JIT compilation, which happen before the run).
+    max_wall : float or None
+        Stop after this many seconds of the run's wall time, certificate evaluations
+        included (> 0); None: no such limit.
     max_work : tuple of (str, float), optional
         Stop once a cumulative counter column of the trace reaches a limit, e.g.
         ``("grad_evals", 1e4)``, ``("samples", 1e6)`` for stochastic methods,
@@ -80,9 +90,10 @@ class Budget:
     """
 
     tol: float = 1e-6
-    max_iter: int = 1_000_000
+    max_iter: int = NO_ITER_LIMIT
     max_time: float = 60.0
     max_work: tuple[str, float] | None = None
+    max_wall: float | None = None
 
     def __post_init__(self) -> None:
         if not (isinstance(self.tol, int | float) and math.isfinite(self.tol) and self.tol > 0):
@@ -98,6 +109,12 @@ class Budget:
         ):
             raise SettingError(
                 f"max-time={self.max_time!r} is out of range; allowed range (0, inf) seconds"
+            )
+        if self.max_wall is not None and not (
+            isinstance(self.max_wall, int | float) and self.max_wall > 0
+        ):
+            raise SettingError(
+                f"max-wall={self.max_wall!r} is out of range; allowed range (0, inf) seconds"
             )
         if self.max_work is not None:
             name, limit = self.max_work
@@ -186,6 +203,8 @@ class Run:
         self.message = ""
         self.time_s = 0.0
         self.cpu_s = 0.0
+        #: Wall seconds of the run's chunks, certificate evaluations included.
+        self.wall_s = 0.0
         self._thread: threading.Thread | None = None
         self._stop = threading.Event()
         self._resume = threading.Event()
@@ -282,6 +301,9 @@ class Run:
             if self.time_s >= budget.max_time:
                 self._final_row("max_time", f"reached max_time={budget.max_time:g} s")
                 return
+            if budget.max_wall is not None and self.wall_s >= budget.max_wall:
+                self._final_row("max_time", f"reached max_wall={budget.max_wall:g} s of wall time")
+                return
             if budget.max_work is not None and self._work_done() >= budget.max_work[1]:
                 name, limit = budget.max_work
                 self._final_row("max_work", f"reached {name}={limit:g}")
@@ -312,8 +334,10 @@ class Run:
         c0 = time.thread_time()
         t0 = time.perf_counter()
         rec, status = solver.advance(n, stop_at)
+        elapsed = time.perf_counter() - t0
+        self.wall_s += elapsed
         # Evaluation the method does not need itself is not solver time.
-        dt = max(time.perf_counter() - t0 - (solver.eval_seconds - e0), 0.0)
+        dt = max(elapsed - (solver.eval_seconds - e0), 0.0)
         dc = max(time.thread_time() - c0 - (solver.eval_cpu_seconds - ec0), 0.0)
         k = rec.shape[0]
         # Spread the chunk's time evenly over its rows (iterations in a chunk cost alike).
@@ -335,8 +359,17 @@ class Run:
             return
         self.status = status
         self.message = message
+        note = getattr(self.solver, "end_note", "")
+        if note:
+            self.message = f"{message}; {note}"
 
     def _finish(self, kstatus: int) -> None:
+        self._finish_status(kstatus)
+        note = getattr(self.solver, "end_note", "")
+        if note and note not in self.message:
+            self.message = f"{self.message}; {note}" if self.message else note
+
+    def _finish_status(self, kstatus: int) -> None:
         last = self.trace.last() or {}
         it = int(last.get("iteration", 0))
         cert = last.get("certificate", float("nan"))
@@ -348,10 +381,14 @@ class Run:
             self.message = f"reached max_iter={self.budget.max_iter}"
         elif kstatus == STATUS_STALLED:
             self.status = "stalled"
-            self.message = (
-                f"the step rule found no decrease at iteration {it} (certificate {cert:.3g}); "
-                "the tolerance may be below what float64 resolves for this step rule"
-            )
+            if getattr(self.solver, "end_note", ""):
+                self.message = f"stalled at iteration {it}"
+            else:
+                self.message = (
+                    f"the step rule found no decrease at iteration {it} (certificate "
+                    f"{cert:.3g}); the tolerance may be below what float64 resolves for this "
+                    "step rule"
+                )
         elif kstatus == STATUS_NONFINITE:
             self.status = "error"
             self.message = (
@@ -412,6 +449,7 @@ class Run:
             "message": self.message,
             "iterations": int(last.get("iteration", 0)),
             "time_s": self.time_s,
+            "wall_s": self.wall_s,
             "cpu_s": self.cpu_s,
             "objective": last.get("objective", float("nan")),
             "gap": last.get("certificate", float("nan")),
@@ -419,6 +457,7 @@ class Run:
             "tol": self.budget.tol,
             "max_iter": self.budget.max_iter,
             "max_time": self.budget.max_time,
+            "max_wall": self.budget.max_wall,
             "settings": dict(self.info.settings),
             "versions": versions(),
         }

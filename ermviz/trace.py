@@ -11,7 +11,7 @@ Schema (every family; documented in README "Trace schema"):
 ``objective``   the objective being minimized, at ``x_k``
 ``certificate`` the certificate at ``x_k`` (its kind is in the run's summary, e.g. fw_gap)
 ``step_size``   size of the step taken from ``x_k`` (0 on a final row)
-``step_type``   fw / away / pairwise / drop / cd / cg / sgd / smo / none (final row)
+``step_type``   fw / away / pairwise / drop / cd / cg / sgd / smo / newton / none (final row)
 ``active_size`` number of atoms (or nonzeros) in the active set at ``x_k``
 extra columns   the family's own counters (``grad_evals``, ``fun_evals``, ``epoch``,
                 ``kernel_evals``, ``samples``, ``dual_objective`` ...)

@@ -91,34 +91,47 @@ I_K = 0  # epochs done
 I_STATUS = 1  # one of solvers.tags.STATUS_*
 I_SHRINK = 2  # 1: shrinking on
 I_RANDOM = 3  # 1: random permutation of each working set every epoch
-I_N_XI = 4  # working-set sizes of the three blocks
-I_N_LAM = 5
+I_XI_KIND = 4  # XI_ROWS, XI_SEPARABLE or XI_CHAIN: how the xi block is solved
+I_N_LAM = 5  # working-set sizes of the lambda and gamma blocks
 I_N_GAM = 6
 I_VISITED = 7  # coordinates visited in the last epoch
 I_CHANGED = 8  # coordinates whose value changed in the last epoch
 I_UPDATES = 9  # cumulative coordinate visits
 I_RESTORES = 10  # working-set restorations so far
 I_FULL = 11  # 1: the last epoch started with the full working sets
-N_ISTATE = 12
+I_XI_EVERY = 12  # with constraints: run the xi block after this many sample visits
+I_XI_SWEEPS = 13  # XI_ROWS: coordinate sweeps per xi block inside an epoch
+I_XI_EXACT = 14  # 1: XI_ROWS blocks are solved to convergence at the end of epochs()
+N_ISTATE = 15
 
 # Float state vector layout.
-F_PGMAX_XI = 0  # last epoch's projected-gradient extremes per block (shrinking thresholds)
-F_PGMIN_XI = 1
-F_PGMAX_LAM = 2
-F_PGMIN_LAM = 3
-F_PGMAX_GAM = 4
-F_PGMIN_GAM = 5
-F_EPS_SHRINK = 6  # restore the full sets when the PG range falls below this (< 0: unset)
-F_STEP = 7  # ||beta_end - beta_start||_2 over the last group of epochs (epochs())
-F_PG_RANGE = 8  # largest projected-gradient range over the blocks in the last epoch
-N_FSTATE = 9
+F_PGMAX_LAM = 0  # last epoch's projected-gradient extremes per block (shrinking thresholds)
+F_PGMIN_LAM = 1
+F_PGMAX_GAM = 2
+F_PGMIN_GAM = 3
+F_EPS_SHRINK = 4  # restore the full sets when the PG range falls below this (< 0: unset)
+F_STEP = 5  # ||beta_end - beta_start||_2 over the last group of epochs (epochs())
+F_PG_RANGE = 6  # largest projected-gradient range over the blocks in the last epoch
+F_MOVE = 7  # sum over the last epoch's steps of ||delta beta||^2
+N_FSTATE = 8
+
+# How the xi block is solved (istate[I_XI_KIND]).
+XI_ROWS = 0  # coordinate sweeps over the rows of A
+XI_SEPARABLE = 1  # one non-zero per row, in distinct columns: one sweep is exact
+XI_CHAIN = 2  # rows beta_{k+1} - beta_k >= 0 on columns 0..K: isotonic regression
+#: XI_ROWS: sweeps of the exact xi solve that ends each group of epochs (at most).
+XI_EXACT_SWEEPS = 200
+#: Relative movement of beta (||delta beta|| / ||beta||) below which an epoch on shrunk
+#: working sets counts as stuck (and the full sets are restored).
+STUCK_MOVE_REL = 1e-13
 
 # evaluate() output layout.
 E_PRIMAL = 0  # P(beta)
 E_GAP = 1  # P(beta) + L(mu) (the duality gap, dual in minimization form)
 E_CERT = 2  # loss gap + sum_k xi_k max(a_k beta + b_k, 0) >= max(E_GAP, 0)
 E_INFEAS = 3  # max_k max(0, -(a_k beta + b_k))
-N_EVAL = 4
+E_MAG = 4  # size of the terms the gap is computed from: rounding error <= ~4 eps E_MAG
+N_EVAL = 5
 
 _INF = np.inf
 
@@ -130,13 +143,10 @@ EPS_SHRINK_DECAY = 0.125
 PF_FAR = 8
 
 
-def reset_shrinking(istate, fstate, n_xi, n_lam, n_gam):
+def reset_shrinking(istate, fstate, n_lam, n_gam):
     """Full working sets and no shrinking thresholds (call from Python or a kernel)."""
-    istate[I_N_XI] = n_xi
     istate[I_N_LAM] = n_lam
     istate[I_N_GAM] = n_gam
-    fstate[F_PGMAX_XI] = _INF
-    fstate[F_PGMIN_XI] = -_INF
     fstate[F_PGMAX_LAM] = _INF
     fstate[F_PGMIN_LAM] = -_INF
     fstate[F_PGMAX_GAM] = _INF
@@ -227,23 +237,136 @@ def _shrink_or_pg(x, g, hi, pgmax_old, pgmin_old):
     return g, False
 
 
+# ---- the constraint duals ----------------------------------------------------------------
 @njit(cache=True, nogil=True)
-def _lambda_block_relu1(X, PL, beta, lam, idx, m, pgmax_old, pgmin_old, shrink):
-    """The lambda block when every sample has one ReLU piece and there is no l1 term.
+def _xi_rows(A, b, asq, beta, xi, sweeps, stop_move2):
+    """Sweeps of exact coordinate steps over the rows of ``A`` (D.4's xi update).
+
+    Stops after ``sweeps`` sweeps or after a sweep whose largest squared movement of beta
+    (``delta^2 ||a_k||^2``) is at most ``stop_move2``. Returns (changed, squared movement).
+    """
+    K = b.shape[0]
+    changed = 0
+    move2 = 0.0
+    for _ in range(sweeps):
+        biggest = 0.0
+        for k in range(K):
+            g = row_dot(A, k, beta) + b[k]
+            new = xi[k] - g / asq[k]
+            if new < 0.0:
+                new = 0.0
+            delta = new - xi[k]
+            if delta != 0.0:
+                xi[k] = new
+                row_axpy(A, k, delta, beta)
+                changed += 1
+                mv = delta * delta * asq[k]
+                move2 += mv
+                if mv > biggest:
+                    biggest = mv
+        if biggest <= stop_move2:
+            break
+    return changed, move2
+
+
+@njit(cache=True, nogil=True)
+def _xi_chain(beta, xi, buf):
+    """Exact minimization over the duals of the chain ``beta_0 <= beta_1 <= ... <= beta_K``.
+
+    With the other duals fixed, the optimal xi makes ``beta`` the Euclidean projection of
+    ``r = beta - A^T xi`` onto the chain's cone: isotonic regression of ``r[:K+1]`` (pool
+    adjacent violators, O(K)). ``A^T xi`` has entries ``-xi_0``, ``xi_{t-1} - xi_t``,
+    ``xi_{K-1}``, so ``xi`` follows from the change ``v - r`` by a running sum.
+    ``buf``: scratch of at least ``4 (K + 1)`` floats. Returns (changed, squared movement).
+    """
+    K = xi.shape[0]
+    n = K + 1
+    r = buf[:n]
+    bsum = buf[n : 2 * n]
+    bcnt = buf[2 * n : 3 * n]
+    bend = buf[3 * n : 4 * n]
+    prev = 0.0
+    for j in range(n):
+        cur = xi[j] if j < K else 0.0
+        # (A^T xi)_j = xi_{j-1} - xi_j with xi_{-1} = xi_K = 0
+        r[j] = beta[j] - (prev - cur)
+        prev = cur
+    top = -1
+    for j in range(n):
+        top += 1
+        bsum[top] = r[j]
+        bcnt[top] = 1.0
+        bend[top] = j
+        while top > 0 and bsum[top - 1] * bcnt[top] > bsum[top] * bcnt[top - 1]:
+            bsum[top - 1] += bsum[top]
+            bcnt[top - 1] += bcnt[top]
+            bend[top - 1] = bend[top]
+            top -= 1
+    changed = 0
+    move2 = 0.0
+    run = 0.0  # running sum of (v - r): xi_t = -sum_{s <= t} (v_s - r_s)
+    start = 0
+    for blk in range(top + 1):
+        mean = bsum[blk] / bcnt[blk]
+        stop = int(bend[blk]) + 1
+        for j in range(start, stop):
+            run += mean - r[j]
+            if j < K:
+                new = -run
+                if new < 0.0:
+                    new = 0.0
+                if new != xi[j]:
+                    xi[j] = new
+                    changed += 1
+        start = stop
+    prev = 0.0
+    for j in range(n):
+        cur = xi[j] if j < K else 0.0
+        new_beta = r[j] + (prev - cur)
+        d = new_beta - beta[j]
+        move2 += d * d
+        beta[j] = new_beta
+        prev = cur
+    return changed, move2
+
+
+@njit(cache=True, nogil=True)
+def xi_block(A, b, asq, beta, xi, kind, sweeps, stop_move2, buf):
+    """Minimize the dual over the constraint duals ``xi`` with the others fixed.
+
+    ``kind``: :data:`XI_CHAIN` (the rows are ``beta_{k+1} - beta_k >= 0``, ``k < K``:
+    exact by isotonic regression), :data:`XI_SEPARABLE` (one non-zero per row, each in its
+    own column: one sweep of coordinate steps is exact) or :data:`XI_ROWS` (coordinate
+    sweeps, see :func:`_xi_rows`). Returns (changed, squared movement of beta).
+    """
+    if b.shape[0] == 0:
+        return 0, 0.0
+    if kind == XI_CHAIN:
+        return _xi_chain(beta, xi, buf)
+    if kind == XI_SEPARABLE:
+        return _xi_rows(A, b, asq, beta, xi, 1, 0.0)
+    return _xi_rows(A, b, asq, beta, xi, sweeps, stop_move2)
+
+
+# ---- the sample duals --------------------------------------------------------------------
+@njit(cache=True, nogil=True)
+def _lambda_relu1(
+    X, PL, beta, lam, idx, s, m, budget, pgmax_old, pgmin_old, shrink, pgmax, pgmin, move2
+):
+    """Visit ``idx[s:m]`` (at most ``budget`` samples) when every sample has one ReLU
+    piece and there is no l1 term.
 
     The plain hinge-loss case (Hsieh et al. 2008's dual coordinate descent for the L1-loss
     SVM, with ``u_i = -c_i y_i``): per visit one dot product, one clipped step with the
     precomputed inverse curvature, one axpy when the dual moves, nothing else; the scalars
     and row pointers of the sample ``PF_FAR`` visits ahead are prefetched. Same updates and
-    shrinking rule as the general loop of :func:`epoch` (which it replaces there).
-    Returns the new working-set size, the block's PG extremes, visits and changes.
+    shrinking rule as :func:`_lambda_general`. Returns the new ``(s, m)``, the updated PG
+    extremes ``pgmax, pgmin`` and squared movement ``move2`` of beta (passed in and out as
+    scalars, which stay in registers), and the visits and changes of this call.
     """
-    pgmax = -_INF
-    pgmin = _INF
     visited = 0
     changed = 0
-    s = 0
-    while s < m:
+    while s < m and visited < budget:
         if s + PF_FAR < m:
             j = idx[s + PF_FAR]
             prefetch(PL, np.uint64(j) * np.uint64(PL.shape[1]))
@@ -285,22 +408,134 @@ def _lambda_block_relu1(X, PL, beta, lam, idx, m, pgmax_old, pgmin_old, shrink):
                     lam[i, 0] = new
                     row_axpy(X, i, -delta * u, beta)
                     changed += 1
+                    move2 += delta * delta / ic
         s += 1
-    return m, pgmax, pgmin, visited, changed
+    return s, m, pgmax, pgmin, move2, visited, changed
 
 
-@njit(cache=True, inline="always")
-def _gamma_block(X, PH, beta, gam, idx, m, pgmax_old, pgmin_old, shrink):
-    """The gamma block of :func:`epoch` over the working set ``idx[:m]``: per sample one
-    dot product, the ReHU pieces one after the other (``z`` kept exact), one combined
-    axpy. Returns the new working-set size, the PG extremes, visits and changes."""
-    n_pieces_h = (PH.shape[1] - 1) // 4
-    pgmax = -_INF
-    pgmin = _INF
+@njit(cache=True, nogil=True)
+def _lambda_general(
+    X,
+    PL,
+    l1w,
+    beta,
+    lam,
+    lam1,
+    idx,
+    s,
+    m,
+    budget,
+    pgmax_old,
+    pgmin_old,
+    shrink,
+    pgmax,
+    pgmin,
+    move2,
+):
+    """Visit ``idx[s:m]`` (at most ``budget`` samples) of the lambda block: real samples
+    (all their ReLU pieces from one dot product, one combined axpy) and the l1 term's fake
+    samples ``n + j``. Arguments and returns as :func:`_lambda_relu1`."""
+    n = PL.shape[0]
+    n_pieces_l = (PL.shape[1] - 1) // 3
     visited = 0
     changed = 0
-    s = 0
-    while s < m:
+    samples = 0
+    while s < m and samples < budget:
+        samples += 1
+        if s + PF_FAR < m:
+            j = idx[s + PF_FAR]
+            if j < n:
+                prefetch(PL, np.uint64(j) * np.uint64(PL.shape[1]))
+                prefetch(lam, np.uint64(j) * np.uint64(lam.shape[1]))
+                prefetch_ptr(X, j)
+        i = idx[s]
+        all_shrink = True
+        total = 0.0
+        if i < n:
+            z = row_dot_long(X, i, beta)
+            q = PL[i, 0]
+            for l_ in range(n_pieces_l):
+                visited += 1
+                u = PL[i, 1 + 3 * l_]
+                v = PL[i, 2 + 3 * l_]
+                ic = PL[i, 3 + 3 * l_]
+                lm = lam[i, l_]
+                if ic == 0.0:
+                    # Constant piece: the dual optimum is 1[v > 0]; beta does not move.
+                    target = 1.0 if v > 0.0 else 0.0
+                    if lm != target:
+                        lam[i, l_] = target
+                        changed += 1
+                    continue
+                g = -(u * z + v)
+                pg, shr = _shrink_or_pg(lm, g, 1.0, pgmax_old, pgmin_old)
+                if not shr:
+                    all_shrink = False
+                    pgmax = max(pgmax, pg)
+                    pgmin = min(pgmin, pg)
+                if pg != 0.0:
+                    new = _clip(lm - g * ic, 0.0, 1.0)
+                    delta = new - lm
+                    if delta != 0.0:
+                        lam[i, l_] = new
+                        z -= delta * u * q
+                        total += delta * u
+                        changed += 1
+                        move2 += delta * delta / ic
+            if total != 0.0:
+                row_axpy(X, i, -total, beta)
+        else:
+            # Fake sample e_j: pieces ReLU(+w beta_j) and ReLU(-w beta_j), ||e_j||^2 = 1.
+            j = i - n
+            w = l1w[j]
+            z = beta[j]
+            for l_ in range(2):
+                visited += 1
+                u = w if l_ == 0 else -w
+                lm = lam1[j, l_]
+                curv = u * u
+                if curv <= 0.0:
+                    if lm != 0.0:
+                        lam1[j, l_] = 0.0
+                        changed += 1
+                    continue
+                g = -u * z
+                pg, shr = _shrink_or_pg(lm, g, 1.0, pgmax_old, pgmin_old)
+                if not shr:
+                    all_shrink = False
+                    pgmax = max(pgmax, pg)
+                    pgmin = min(pgmin, pg)
+                if pg != 0.0:
+                    new = _clip(lm - g / curv, 0.0, 1.0)
+                    delta = new - lm
+                    if delta != 0.0:
+                        lam1[j, l_] = new
+                        z -= delta * u
+                        total += delta * u
+                        changed += 1
+                        move2 += delta * delta * curv
+            beta[j] -= total
+        if shrink and all_shrink:
+            m -= 1
+            _swap(idx, s, m)
+            continue
+        s += 1
+    return s, m, pgmax, pgmin, move2, visited, changed
+
+
+@njit(cache=True, nogil=True)
+def _gamma_segment(
+    X, PH, beta, gam, idx, s, m, budget, pgmax_old, pgmin_old, shrink, pgmax, pgmin, move2
+):
+    """Visit ``idx[s:m]`` (at most ``budget`` samples) of the gamma block: per sample one
+    dot product, the ReHU pieces one after the other (``z`` kept exact), one combined
+    axpy. Arguments and returns as :func:`_lambda_relu1`."""
+    n_pieces_h = (PH.shape[1] - 1) // 4
+    visited = 0
+    changed = 0
+    samples = 0
+    while s < m and samples < budget:
+        samples += 1
         if s + PF_FAR < m:
             j = idx[s + PF_FAR]
             prefetch(PH, np.uint64(j) * np.uint64(PH.shape[1]))
@@ -308,7 +543,7 @@ def _gamma_block(X, PH, beta, gam, idx, m, pgmax_old, pgmin_old, shrink):
             prefetch_ptr(X, j)
         i = idx[s]
         all_shrink = True
-        acc = 0.0
+        total = 0.0
         z = row_dot_long(X, i, beta)
         q = PH[i, 0]
         for h in range(n_pieces_h):
@@ -328,16 +563,17 @@ def _gamma_block(X, PH, beta, gam, idx, m, pgmax_old, pgmin_old, shrink):
                 if delta != 0.0:
                     gam[i, h] = new
                     z -= delta * sh * q
-                    acc += delta * sh
+                    total += delta * sh
                     changed += 1
-        if acc != 0.0:
-            row_axpy(X, i, -acc, beta)
+                    move2 += delta * delta * sh * sh * q
+        if total != 0.0:
+            row_axpy(X, i, -total, beta)
         if shrink and all_shrink:
             m -= 1
             _swap(idx, s, m)
             continue
         s += 1
-    return m, pgmax, pgmin, visited, changed
+    return s, m, pgmax, pgmin, move2, visited, changed
 
 
 @njit(cache=True, nogil=True)
@@ -354,14 +590,14 @@ def epoch(
     lam,
     lam1,
     gam,
-    idx_xi,
     idx_lam,
     idx_gam,
+    buf,
     istate,
     fstate,
     rng,
 ):
-    """One outer iteration of ReHLine: all xi, then all lambda, then all gamma.
+    """One outer iteration of ReHLine: the xi block, all lambda, then all gamma.
 
     Parameters
     ----------
@@ -379,63 +615,40 @@ def epoch(
     beta : (d,) float64, kept equal to ``beta(xi, Lambda, Gamma)``.
     xi : (K,); lam : (n, L); lam1 : (d, 2) duals of the fake samples (``+w``, ``-w``);
     gam : (n, H): the dual variables, updated in place.
-    idx_xi, idx_lam, idx_gam : int64 permutations of each block's coordinates; the first
+    idx_lam, idx_gam : int64 permutations of each block's coordinates; the first
         ``istate[I_N_*]`` entries are the working set. ``idx_lam`` holds ``i`` for real
         sample ``i`` (when ``L > 0``) and ``n + j`` for fake sample ``j``.
+    buf : float64 scratch, at least ``4 (K + 1)`` entries.
     istate, fstate : int64 / float64 state (layouts ``I_*`` and ``F_*``).
     rng : (1,) uint64 generator state.
+
+    With constraints the xi block also runs after every ``istate[I_XI_EVERY]`` sample
+    visits of the lambda and gamma blocks (see the module docstring).
     """
-    n = PL.shape[0]
     n_pieces_l = (PL.shape[1] - 1) // 3
-    n_pieces_h = (PH.shape[1] - 1) // 4
+    K = b.shape[0]
     shrink = istate[I_SHRINK] == 1
     rnd = istate[I_RANDOM] == 1
-    full_xi = idx_xi.shape[0]
     full_lam = idx_lam.shape[0]
     full_gam = idx_gam.shape[0]
-    istate[I_FULL] = (
-        1
-        if (
-            istate[I_N_XI] == full_xi
-            and istate[I_N_LAM] == full_lam
-            and istate[I_N_GAM] == full_gam
-        )
-        else 0
-    )
+    was_full = istate[I_N_LAM] == full_lam and istate[I_N_GAM] == full_gam
+    istate[I_FULL] = 1 if was_full else 0
+    kind = istate[I_XI_KIND]
+    sweeps = istate[I_XI_SWEEPS]
+    interleave = K > 0 and istate[I_XI_EVERY] > 0
+    every = istate[I_XI_EVERY] if interleave else 2**62
     visited = 0
     changed = 0
+    move2 = 0.0
 
-    # ---- xi block: xi_k <- max(0, xi_k - (a_k beta + b_k) / ||a_k||^2)
-    m = istate[I_N_XI]
-    if rnd:
-        _shuffle(idx_xi, m, rng)
-    pgmax_old = fstate[F_PGMAX_XI]
-    pgmin_old = fstate[F_PGMIN_XI]
-    pgmax_xi = -_INF
-    pgmin_xi = _INF
-    s = 0
-    while s < m:
-        k = idx_xi[s]
-        visited += 1
-        g = row_dot(A, k, beta) + b[k]
-        pg, shr = _projected(xi[k], g, 0.0, _INF, pgmax_old, pgmin_old)
-        if shrink and shr:
-            m -= 1
-            _swap(idx_xi, s, m)
-            continue
-        pgmax_xi = max(pgmax_xi, pg)
-        pgmin_xi = min(pgmin_xi, pg)
-        if pg != 0.0:
-            new = max(0.0, xi[k] - g / asq[k])
-            delta = new - xi[k]
-            if delta != 0.0:
-                xi[k] = new
-                row_axpy(A, k, delta, beta)
-                changed += 1
-        s += 1
-    istate[I_N_XI] = m
+    # ---- xi block
+    if K > 0:
+        c, mv = xi_block(A, b, asq, beta, xi, kind, sweeps, 0.0, buf)
+        visited += K
+        changed += c
+        move2 += mv
 
-    # ---- lambda block: sample by sample, one dot and one axpy per sample.
+    # ---- lambda block, with the xi block after every `every` sample visits.
     m = istate[I_N_LAM]
     if rnd:
         _shuffle(idx_lam, m, rng)
@@ -443,112 +656,92 @@ def epoch(
     pgmin_old = fstate[F_PGMIN_LAM]
     pgmax_lam = -_INF
     pgmin_lam = _INF
-    if n_pieces_l == 1 and l1w.shape[0] == 0:
-        m, pgmax_lam, pgmin_lam, nv, nc = _lambda_block_relu1(
-            X, PL, beta, lam, idx_lam, m, pgmax_old, pgmin_old, shrink
-        )
+    relu1 = n_pieces_l == 1 and l1w.shape[0] == 0
+    s = 0
+    while s < m:
+        if relu1:
+            s, m, pgmax_lam, pgmin_lam, move2, nv, nc = _lambda_relu1(
+                X,
+                PL,
+                beta,
+                lam,
+                idx_lam,
+                s,
+                m,
+                every,
+                pgmax_old,
+                pgmin_old,
+                shrink,
+                pgmax_lam,
+                pgmin_lam,
+                move2,
+            )
+        else:
+            s, m, pgmax_lam, pgmin_lam, move2, nv, nc = _lambda_general(
+                X,
+                PL,
+                l1w,
+                beta,
+                lam,
+                lam1,
+                idx_lam,
+                s,
+                m,
+                every,
+                pgmax_old,
+                pgmin_old,
+                shrink,
+                pgmax_lam,
+                pgmin_lam,
+                move2,
+            )
         visited += nv
         changed += nc
-    else:
-        s = 0
-        while s < m:
-            if s + PF_FAR < m:
-                j = idx_lam[s + PF_FAR]
-                if j < n:
-                    prefetch(PL, np.uint64(j) * np.uint64(PL.shape[1]))
-                    prefetch(lam, np.uint64(j) * np.uint64(lam.shape[1]))
-                    prefetch_ptr(X, j)
-            i = idx_lam[s]
-            all_shrink = True
-            acc = 0.0
-            if i < n:
-                z = row_dot_long(X, i, beta)
-                q = PL[i, 0]
-                for l_ in range(n_pieces_l):
-                    visited += 1
-                    u = PL[i, 1 + 3 * l_]
-                    v = PL[i, 2 + 3 * l_]
-                    ic = PL[i, 3 + 3 * l_]
-                    lm = lam[i, l_]
-                    if ic == 0.0:
-                        # Constant piece: the dual optimum is 1[v > 0]; beta does not move.
-                        target = 1.0 if v > 0.0 else 0.0
-                        if lm != target:
-                            lam[i, l_] = target
-                            changed += 1
-                        continue
-                    g = -(u * z + v)
-                    pg, shr = _shrink_or_pg(lm, g, 1.0, pgmax_old, pgmin_old)
-                    if not shr:
-                        all_shrink = False
-                        pgmax_lam = max(pgmax_lam, pg)
-                        pgmin_lam = min(pgmin_lam, pg)
-                    if pg != 0.0:
-                        new = _clip(lm - g * ic, 0.0, 1.0)
-                        delta = new - lm
-                        if delta != 0.0:
-                            lam[i, l_] = new
-                            z -= delta * u * q
-                            acc += delta * u
-                            changed += 1
-                if acc != 0.0:
-                    row_axpy(X, i, -acc, beta)
-            else:
-                # Fake sample e_j: pieces ReLU(+w beta_j) and ReLU(-w beta_j), ||e_j||^2 = 1.
-                j = i - n
-                w = l1w[j]
-                z = beta[j]
-                for l_ in range(2):
-                    visited += 1
-                    u = w if l_ == 0 else -w
-                    lm = lam1[j, l_]
-                    curv = u * u
-                    if curv <= 0.0:
-                        if lm != 0.0:
-                            lam1[j, l_] = 0.0
-                            changed += 1
-                        continue
-                    g = -u * z
-                    pg, shr = _shrink_or_pg(lm, g, 1.0, pgmax_old, pgmin_old)
-                    if not shr:
-                        all_shrink = False
-                        pgmax_lam = max(pgmax_lam, pg)
-                        pgmin_lam = min(pgmin_lam, pg)
-                    if pg != 0.0:
-                        new = _clip(lm - g / curv, 0.0, 1.0)
-                        delta = new - lm
-                        if delta != 0.0:
-                            lam1[j, l_] = new
-                            z -= delta * u
-                            acc += delta * u
-                            changed += 1
-                beta[j] -= acc
-            if shrink and all_shrink:
-                m -= 1
-                _swap(idx_lam, s, m)
-                continue
-            s += 1
+        if interleave:
+            c, mv = xi_block(A, b, asq, beta, xi, kind, sweeps, 0.0, buf)
+            visited += K
+            changed += c
+            move2 += mv
     istate[I_N_LAM] = m
 
     # ---- gamma block: gamma_hi in [0, tau_hi], curvature s^2 ||x_i||^2 + 1.
     m = istate[I_N_GAM]
     if rnd:
         _shuffle(idx_gam, m, rng)
-    if shrink and n_pieces_h == 1:
-        m, pgmax_gam, pgmin_gam, nv, nc = _gamma_block(
-            X, PH, beta, gam, idx_gam, m, fstate[F_PGMAX_GAM], fstate[F_PGMIN_GAM], True
+    pgmax_gam = -_INF
+    pgmin_gam = _INF
+    # Two or more ReHU pieces per sample (Huber, MSE: complementary pieces, one of them at
+    # 0 whenever the other is active) leave a sample all-at-bounds only beyond the Huber
+    # threshold: shrinking removes few samples there and its tests cost about a quarter of
+    # the loop (cadata, house_8L), so that block is not shrunk (constant thresholds).
+    shrink_gam = shrink and (PH.shape[1] - 1) // 4 == 1
+    pgmax_old = fstate[F_PGMAX_GAM] if shrink_gam else _INF
+    pgmin_old = fstate[F_PGMIN_GAM] if shrink_gam else -_INF
+    s = 0
+    while s < m:
+        s, m, pgmax_gam, pgmin_gam, move2, nv, nc = _gamma_segment(
+            X,
+            PH,
+            beta,
+            gam,
+            idx_gam,
+            s,
+            m,
+            every,
+            pgmax_old,
+            pgmin_old,
+            shrink_gam,
+            pgmax_gam,
+            pgmin_gam,
+            move2,
         )
-    else:
-        # Two or more ReHU pieces per sample (Huber, MSE: complementary pieces, one of
-        # them at 0 whenever the other is active) leave a sample all-at-bounds only
-        # beyond the Huber threshold: shrinking removes few samples there and its tests
-        # cost about a quarter of the loop (cadata, house_8L), so that block is not
-        # shrunk (constant thresholds: the tests fold away).
-        m, pgmax_gam, pgmin_gam, nv, nc = _gamma_block(
-            X, PH, beta, gam, idx_gam, m, _INF, -_INF, False
-        )
-    visited += nv
-    changed += nc
+        visited += nv
+        changed += nc
+        if interleave:
+            c, mv = xi_block(A, b, asq, beta, xi, kind, sweeps, 0.0, buf)
+            visited += K
+            changed += c
+            move2 += mv
     istate[I_N_GAM] = m
 
     # ---- bookkeeping: counters, shrinking thresholds.
@@ -556,9 +749,8 @@ def epoch(
     istate[I_CHANGED] = changed
     istate[I_UPDATES] += visited
     istate[I_K] += 1
+    fstate[F_MOVE] = move2
     pg_range = 0.0
-    if pgmax_xi >= pgmin_xi:
-        pg_range = max(pg_range, pgmax_xi - pgmin_xi)
     if pgmax_lam >= pgmin_lam:
         pg_range = max(pg_range, pgmax_lam - pgmin_lam)
     if pgmax_gam >= pgmin_gam:
@@ -568,31 +760,37 @@ def epoch(
         return
     if fstate[F_EPS_SHRINK] < 0.0:
         fstate[F_EPS_SHRINK] = EPS_SHRINK_FIRST * pg_range
-    if pg_range <= fstate[F_EPS_SHRINK]:
-        full = (
-            istate[I_N_XI] == full_xi
-            and istate[I_N_LAM] == full_lam
-            and istate[I_N_GAM] == full_gam
-        )
-        eps = fstate[F_EPS_SHRINK]
-        fstate[F_EPS_SHRINK] = eps * EPS_SHRINK_DECAY
-        if not full:
-            # Restore the full sets; the restoring epoch shrinks again at once what sits
-            # at a bound with its gradient pushing outward by more than eps (the range the
-            # working sets just fell below), rather than after a full epoch unshrunk.
-            istate[I_N_XI] = full_xi
+    if not was_full:
+        # An epoch on shrunk working sets that moved beta by no more than rounding is
+        # stuck there (steps below the resolution of the variables they would move, or
+        # every coordinate at a bound): only a full pass can tell whether beta is optimal.
+        bsq = 0.0
+        for j in range(beta.shape[0]):
+            bsq += beta[j] * beta[j]
+        if changed == 0 or move2 <= STUCK_MOVE_REL * STUCK_MOVE_REL * bsq:
             istate[I_N_LAM] = full_lam
             istate[I_N_GAM] = full_gam
             istate[I_RESTORES] += 1
-            fstate[F_PGMAX_XI] = eps
-            fstate[F_PGMIN_XI] = -eps
+            fstate[F_PGMAX_LAM] = _INF
+            fstate[F_PGMIN_LAM] = -_INF
+            fstate[F_PGMAX_GAM] = _INF
+            fstate[F_PGMIN_GAM] = -_INF
+            return
+    if pg_range <= fstate[F_EPS_SHRINK]:
+        eps = fstate[F_EPS_SHRINK]
+        fstate[F_EPS_SHRINK] = eps * EPS_SHRINK_DECAY
+        if not was_full or istate[I_N_LAM] != full_lam or istate[I_N_GAM] != full_gam:
+            # Restore the full sets; the restoring epoch shrinks again at once what sits
+            # at a bound with its gradient pushing outward by more than eps (the range the
+            # working sets just fell below), rather than after a full epoch unshrunk.
+            istate[I_N_LAM] = full_lam
+            istate[I_N_GAM] = full_gam
+            istate[I_RESTORES] += 1
             fstate[F_PGMAX_LAM] = eps
             fstate[F_PGMIN_LAM] = -eps
             fstate[F_PGMAX_GAM] = eps
             fstate[F_PGMIN_GAM] = -eps
         return
-    fstate[F_PGMAX_XI] = pgmax_xi if pgmax_xi > 0.0 else _INF
-    fstate[F_PGMIN_XI] = pgmin_xi if pgmin_xi < 0.0 else -_INF
     fstate[F_PGMAX_LAM] = pgmax_lam if pgmax_lam > 0.0 else _INF
     fstate[F_PGMIN_LAM] = pgmin_lam if pgmin_lam < 0.0 else -_INF
     fstate[F_PGMAX_GAM] = pgmax_gam if pgmax_gam > 0.0 else _INF
@@ -613,9 +811,9 @@ def epochs(
     lam,
     lam1,
     gam,
-    idx_xi,
     idx_lam,
     idx_gam,
+    buf,
     beta_start,
     min_visits,
     max_epochs,
@@ -624,7 +822,8 @@ def epochs(
     rng,
 ):
     """Run :func:`epoch` until the group has visited at least ``min_visits`` coordinates
-    (or has run ``max_epochs`` epochs).
+    (or has run ``max_epochs`` epochs), then, with constraints, solve the xi block to
+    convergence (so that the certificate is evaluated with the best xi for the others).
 
     One trace row per group: without shrinking every epoch visits all coordinates, so a
     group is one epoch when ``min_visits`` is at most the coordinate count; with shrinking,
@@ -640,7 +839,7 @@ def epochs(
     d = beta.shape[0]
     for j in range(d):
         beta_start[j] = beta[j]
-    total = idx_xi.shape[0] + idx_lam.shape[0] + idx_gam.shape[0]
+    total = b.shape[0] + idx_lam.shape[0] + idx_gam.shape[0]
     visits = 0
     done = 0
     while done < max_epochs:
@@ -657,9 +856,9 @@ def epochs(
             lam,
             lam1,
             gam,
-            idx_xi,
             idx_lam,
             idx_gam,
+            buf,
             istate,
             fstate,
             rng,
@@ -670,6 +869,14 @@ def epochs(
             break
         if istate[I_FULL] == 1 and istate[I_CHANGED] == 0:
             break
+    if b.shape[0] > 0 and istate[I_XI_KIND] == XI_ROWS and istate[I_XI_EXACT] == 1:
+        bsq = 0.0
+        for j in range(d):
+            bsq += beta[j] * beta[j]
+        c, _ = xi_block(
+            A, b, asq, beta, xi, XI_ROWS, XI_EXACT_SWEEPS, (STUCK_MOVE_REL**2) * bsq, buf
+        )
+        visits += c
     istate[I_VISITED] = visits
     step = 0.0
     for j in range(d):
@@ -703,6 +910,16 @@ def _row_sqnorm_impl(M, i):
     return impl_dense
 
 
+@njit(cache=True, inline="always")
+def asq_of(A, k):
+    """``||a_k||^2`` of row ``k`` of a CSR triple."""
+    data, _, indptr = A
+    acc = 0.0
+    for t in range(indptr[k], indptr[k + 1]):
+        acc += data[t] * data[t]
+    return acc
+
+
 @njit(cache=True, nogil=True)
 def pack_pieces(X, U, V, S, T, tau, PL, PH):
     """Fill the per-sample parameter rows ``PL`` (n, 1 + 3L) and ``PH`` (n, 1 + 4H).
@@ -734,14 +951,23 @@ def pack_pieces(X, U, V, S, T, tau, PL, PH):
 
 
 @njit(cache=True, nogil=True)
-def evaluate(X, PL, PH, A, b, l1w, beta, xi, lam, lam1, gam, out):
-    """Primal objective, duality gap, certificate and infeasibility at the current state.
+def evaluate(X, PL, PH, A, b, l1w, beta, beta_mu, xi, lam, lam1, gam, out):
+    """Primal objective, duality gap, certificate and infeasibility of a primal point and
+    a dual point.
 
-    Writes ``out[E_PRIMAL]`` = P(beta), ``out[E_GAP]`` = P(beta) + L(mu),
-    ``out[E_CERT]`` (the gap with the constraint terms ``xi_k (a_k beta + b_k)`` replaced
-    by ``xi_k max(a_k beta + b_k, 0)``: >= 0, >= the gap, equal to it when beta is
-    feasible) and ``out[E_INFEAS]`` = ``max_k max(0, -(a_k beta + b_k))``. One pass over
-    the rows of ``X`` and ``A``. Arguments as in :func:`epoch`.
+    ``beta`` is the primal point, ``beta_mu`` the dual map ``beta(xi, Lambda, Gamma)`` of
+    the dual point (the same array when ``beta`` is kept equal to it, as coordinate descent
+    does; a feasible point near it otherwise). For any pair,
+    ``P(beta) + L(mu) = sum of Fenchel-Young gaps at beta + 0.5 ||beta - beta_mu||^2
+    + xi^T (A beta + b)``, every term >= 0 when ``beta`` is feasible: the gap is computed
+    that way, term by term. Writes ``out[E_PRIMAL]`` = P(beta), ``out[E_GAP]`` = P(beta) +
+    L(mu), ``out[E_CERT]`` (the gap with the constraint terms ``xi_k (a_k beta + b_k)``
+    replaced by ``xi_k max(a_k beta + b_k, 0)``: >= the gap, equal to it when beta is
+    feasible), ``out[E_INFEAS]`` = ``max_k max(0, -(a_k beta + b_k))`` and
+    ``out[E_MAG]``, the size of the quantities the gap is computed from (its rounding
+    error is at most a few ``eps * E_MAG``: on raw features the gap of an optimal pair can
+    come out slightly negative). One pass over the rows of ``X`` and ``A``. Arguments as
+    in :func:`epoch`.
     """
     n = PL.shape[0]
     n_pieces_l = (PL.shape[1] - 1) // 3
@@ -751,35 +977,55 @@ def evaluate(X, PL, PH, A, b, l1w, beta, xi, lam, lam1, gam, out):
     for j in range(d):
         primal += beta[j] * beta[j]
     primal *= 0.5
+    bnorm = math.sqrt(2.0 * primal)
+    # mag: the size of what the gap's terms are computed from (each margin z_i carries a
+    # rounding error of about eps ||x_i|| ||beta||), so that 4 eps mag bounds the rounding
+    # error of the computed gap.
+    mag = primal
     gap = 0.0
     if n_pieces_l + n_pieces_h > 0:
         for i in range(n):
             z = row_dot_long(X, i, beta)
+            zerr = math.sqrt(PL[i, 0]) * bnorm
             for l_ in range(n_pieces_l):
-                w = PL[i, 1 + 3 * l_] * z + PL[i, 2 + 3 * l_]
+                u = PL[i, 1 + 3 * l_]
+                w = u * z + PL[i, 2 + 3 * l_]
                 r = w if w > 0.0 else 0.0
+                lm = lam[i, l_]
                 primal += r
-                gap += r - lam[i, l_] * w
+                gap += r - lm * w
+                mag += r + lm * (abs(w) + abs(u) * zerr)
             for h in range(n_pieces_h):
-                w = PH[i, 1 + 4 * h] * z + PH[i, 2 + 4 * h]
+                sh = PH[i, 1 + 4 * h]
+                w = sh * z + PH[i, 2 + 4 * h]
                 r = _rehu(w, PH[i, 3 + 4 * h])
                 g = gam[i, h]
                 primal += r
                 gap += r - g * w + 0.5 * g * g
+                mag += r + g * (abs(w) + abs(sh) * zerr) + 0.5 * g * g
     for j in range(l1w.shape[0]):
         w = l1w[j] * beta[j]
         r = abs(w)
         primal += r
         gap += r - lam1[j, 0] * w + lam1[j, 1] * w
+        mag += 2.0 * r
+    dist = 0.0
+    for j in range(d):
+        t = beta[j] - beta_mu[j]
+        dist += t * t
+    gap += 0.5 * dist
+    mag += 0.5 * dist
     cert = gap
     infeas = 0.0
     for k in range(b.shape[0]):
         r = row_dot(A, k, beta) + b[k]
         gap += xi[k] * r
+        mag += abs(xi[k] * r) + xi[k] * math.sqrt(asq_of(A, k)) * bnorm
         if r > 0.0:
             cert += xi[k] * r
         elif -r > infeas:
             infeas = -r
+    out[E_MAG] = mag
     out[E_PRIMAL] = primal
     out[E_GAP] = gap
     out[E_CERT] = cert

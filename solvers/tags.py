@@ -16,6 +16,7 @@ STEP_CD = 5  # coordinate-descent sweep
 STEP_CG = 6  # conjugate-gradient iteration
 STEP_SGD = 7  # stochastic gradient step
 STEP_SMO = 8  # two-coordinate (SMO) step
+STEP_NEWTON = 9  # interior-point (Newton) iteration
 
 STEP_NAMES = {
     STEP_NONE: "none",
@@ -27,6 +28,7 @@ STEP_NAMES = {
     STEP_CG: "cg",
     STEP_SGD: "sgd",
     STEP_SMO: "smo",
+    STEP_NEWTON: "newton",
 }
 
 # Kernel status: why a kernel returned before its row budget ran out.

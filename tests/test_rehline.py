@@ -329,8 +329,8 @@ def test_kernel_layout_follows_density(monkeypatch):
 
 
 def test_cyclic_iterates_follow_rehline_package(real_data, monkeypatch):
-    """Same start (zeros), cyclic order, no shrinking: after 3 epochs our iterate is the
-    package's to rounding, for a constraint block, ReHU pieces and the l1 block. phishing
+    """Same start (zeros), cyclic order, no shrinking, the reference code's xi schedule
+    (``xi_block=epoch``): after 3 epochs our iterate is the package's to rounding, for a constraint block, ReHU pieces and the l1 block. phishing
     is CSR of density 0.44, which the kernels take as a dense copy; the CSR kernels are
     checked on it too (dense-copy threshold raised above 1)."""
     rehline = pytest.importorskip("rehline")
@@ -367,7 +367,9 @@ def test_cyclic_iterates_follow_rehline_package(real_data, monkeypatch):
                 "KERNEL_DENSE_MIN_DENSITY",
                 2.0 if csr_kernels else default_threshold,
             )
-            solver = ReHLineSolver(pb, "cd", {"shrink": False, "order": "cyclic"}, 1e-6)
+            solver = ReHLineSolver(
+                pb, "cd", {"shrink": False, "order": "cyclic", "xi_block": "epoch"}, 1e-6
+            )
             assert isinstance(solver._X, tuple) == csr_kernels
             solver.advance(3, 10**9)
             np.testing.assert_allclose(solver.iterate(), res.beta, rtol=1e-10, atol=1e-12)

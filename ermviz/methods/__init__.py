@@ -17,7 +17,12 @@ from ermviz.settings import resolve_settings
 
 # Each family module exports METHODS and, if it brings them, STEP_RULES and PROBLEMS.
 # A new family is one module here and one line in this tuple.
-FAMILIES = ("ermviz.methods.frank_wolfe", "ermviz.methods.rehline", "ermviz.methods.tufw")
+FAMILIES = (
+    "ermviz.methods.frank_wolfe",
+    "ermviz.methods.rehline",
+    "ermviz.methods.plq_ipm",
+    "ermviz.methods.tufw",
+)
 
 METHODS: dict[str, MethodSpec] = {}
 STEP_RULES: dict[str, StepRuleSpec] = {}

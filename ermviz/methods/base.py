@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -33,6 +33,13 @@ class Solver(ABC):
     #: the runner subtracts them from solver time.
     eval_seconds: float = 0.0
     eval_cpu_seconds: float = 0.0
+    #: Warnings about this set-up that the user should see before the run starts (e.g.
+    #: badly scaled features for a coordinate method); the CLI prints them, the dashboard
+    #: shows them as notices.
+    notices: tuple[str, ...] = ()
+    #: Set by ``advance`` when it ends a run: why it ended that way (e.g. why it stalled,
+    #: or that the best certified point is reported); the runner adds it to its message.
+    end_note: str = ""
 
     @abstractmethod
     def advance(self, max_rows: int, stop_at: int) -> tuple[np.ndarray, int]:
@@ -75,7 +82,9 @@ class MethodSpec:
     """A method: the problems it solves, the step rules it accepts, its settings.
 
     ``factory(problem, step, settings, tol)`` builds a :class:`Solver`, where
-    ``settings`` holds the validated method and step-rule settings together.
+    ``settings`` holds the validated method and step-rule settings together;
+    ``advise(problem)``, when given, returns warnings about using this method on that
+    problem (the solver's ``notices``), cheap enough to show before the solver is built.
     """
 
     name: str
@@ -87,6 +96,7 @@ class MethodSpec:
     reference: str
     factory: Callable[[Any, str, dict[str, Any], float], Solver]
     default_step: str = ""
+    advise: Callable[[Any], Sequence[str]] | None = None
 
     @property
     def step(self) -> str:

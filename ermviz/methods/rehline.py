@@ -685,6 +685,142 @@ class PlqProblem(Problem):
         return {"test_rmse": float(np.sqrt(np.mean(r * r))), "test_mae": float(np.mean(abs(r)))}
 
 
+# ---- feature scales ---------------------------------------------------------------------
+#: Coordinate descent is warned about features whose column norms span more than this
+#: factor, or whose largest magnitude exceeds SCALE_MAX_ABS (measured: every unscaled case
+#: of benchmarks/plq_constrained.py exceeds one of them and needs > 1e5 epochs or never
+#: reaches a relative gap of 1e-6; every standardized or [0, 1]-valued case stays below
+#: both and converges in seconds).
+SCALE_SPREAD = 1e3
+SCALE_MAX_ABS = 1e2
+
+
+def feature_scales(X: Any) -> tuple[float, float, float]:
+    """``(smallest, largest non-zero column norm, largest |x_ij|)`` of a data matrix."""
+    if sp.issparse(X):
+        X = sp.csr_matrix(X)
+        norms = np.sqrt(np.asarray(X.multiply(X).sum(axis=0)).ravel())
+        big = float(np.abs(X.data).max()) if X.nnz else 0.0
+    else:
+        norms = np.sqrt(np.einsum("ij,ij->j", X, X))
+        big = float(np.abs(X).max()) if X.size else 0.0
+    norms = norms[norms > 0]
+    if norms.size == 0:
+        return 0.0, 0.0, big
+    return float(norms.min()), float(norms.max()), big
+
+
+def scaling_notices(pb: PlqProblem) -> list[str]:
+    """One warning when the features' scales make coordinate descent slow (see
+    :data:`SCALE_SPREAD`), naming the two ways out; empty otherwise."""
+    low, high, big = feature_scales(pb.dataset.X)
+    spread = high / low if low > 0 else 1.0
+    if spread <= SCALE_SPREAD and big <= SCALE_MAX_ABS:
+        return []
+    return [
+        f"features of {pb.dataset.name!r} are badly scaled for coordinate descent (column "
+        f"norms {low:.3g} to {high:.3g}, largest |x| {big:.3g}): rehline may need "
+        "very many epochs; --standardize rescales the features (this changes the problem), "
+        "--method ipm solves the problem as posed"
+    ]
+
+
+# ---- the certificate both methods of the family stream ---------------------------------
+#: The computed duality gap is exact to about this many eps times the size of the terms
+#: it is computed from (``solvers.rehline.E_MAG``).
+ROUNDING = 4.0 * float(np.finfo(np.float64).eps)
+
+
+def relative_scale(primal: float, dual: float) -> float:
+    """What a relative gap divides by: ``D`` when ``D > 0`` (then ``gap / D`` bounds the
+    relative suboptimality ``(P - P*) / P*``), ``|P|`` when ``P < 0``, else
+    ``max(|P|, |D|)`` (first rows only; not a bound) or 1."""
+    if dual > 0.0:
+        return dual
+    if primal < 0.0:
+        return -primal
+    scale = max(abs(primal), abs(dual))
+    return scale if scale > 0.0 else 1.0
+
+
+@dataclass
+class GapReading:
+    """One evaluation of the certificate, in the units ``tol`` applies to.
+
+    ``certificate`` is ``max(computed gap, 0) + resolution`` (divided by
+    :func:`relative_scale` for a relative gap): an upper bound on the suboptimality of the
+    (feasible) primal point that also covers the rounding of its own computation, whose
+    size is ``resolution``.
+    """
+
+    primal: float
+    dual: float
+    certificate: float
+    infeasibility: float
+    resolution: float
+
+    @property
+    def finite(self) -> bool:
+        return math.isfinite(self.primal) and math.isfinite(self.certificate)
+
+
+def read_gap(out: np.ndarray, relative: bool) -> GapReading:
+    """The :class:`GapReading` of a :func:`solvers.rehline.evaluate` output."""
+    primal = float(out[kern.E_PRIMAL])
+    dual = primal - float(out[kern.E_GAP])
+    res = ROUNDING * float(out[kern.E_MAG])
+    cert = max(float(out[kern.E_CERT]), 0.0) + res
+    if relative:
+        scale = relative_scale(primal, dual)
+        cert /= scale
+        res /= scale
+    return GapReading(primal, dual, cert, float(out[kern.E_INFEAS]), res)
+
+
+class BestPoint:
+    """The best certified point a run has seen: the feasible row with the smallest
+    certificate, with its coefficients (reported when a run ends unconverged)."""
+
+    def __init__(self, feas_tol: float) -> None:
+        self.feas_tol = feas_tol
+        self.reading: GapReading | None = None
+        self.iteration = -1
+        self.beta: np.ndarray | None = None
+
+    def offer(self, reading: GapReading, iteration: int, beta: np.ndarray) -> None:
+        if not reading.finite or reading.infeasibility > self.feas_tol:
+            return
+        if self.reading is None or reading.certificate < self.reading.certificate:
+            self.reading = reading
+            self.iteration = iteration
+            self.beta = beta.copy()
+
+
+def gap_status(reading: GapReading, tol: float, feas_tol: float) -> tuple[int, str]:
+    """``(status, message)`` for a reading: converged, at the float64 resolution of the
+    certificate (stalled: ``tol`` is below what can be certified), non-finite, or running."""
+    if not reading.finite:
+        return STATUS_NONFINITE, ""
+    if reading.infeasibility <= feas_tol:
+        if reading.certificate <= tol:
+            return STATUS_CONVERGED, ""
+        if reading.certificate <= 2.0 * reading.resolution:
+            return STATUS_STALLED, (
+                f"the certificate {reading.certificate:.3g} is at the float64 resolution of "
+                f"the duality gap on this problem ({reading.resolution:.3g}); tol={tol:g} "
+                "cannot be certified (use gap=relative or a larger tol)"
+            )
+    return STATUS_RUNNING, ""
+
+
+def end_row_values(best: BestPoint, reading: GapReading) -> GapReading:
+    """What a final row reports: ``reading``, or the best certified point when that is
+    better (an unconverged run ends on the best point it saw)."""
+    if best.reading is not None and best.reading.certificate < reading.certificate:
+        return best.reading
+    return reading
+
+
 #: The kernels visit X row by row; a CSR matrix at least this dense is handed to them as a
 #: dense C-contiguous copy. Measured (ReHLine epochs, same coordinate order, this
 #: machine): phishing (density 0.44) 0.58-0.68x the CSR time, a9a (0.11) 2.4-3.0x and w8a
@@ -763,6 +899,73 @@ def _check_feasible(A: sp.csr_matrix, b: np.ndarray) -> None:
         )
 
 
+def constraint_kind(A: sp.csr_matrix, b: np.ndarray) -> int:
+    """How the kernels solve the block of constraint duals (``solvers.rehline.XI_*``).
+
+    ``XI_CHAIN`` when the rows are exactly ``beta_{k+1} - beta_k >= 0`` for ``k < K``
+    (the ``monotone`` constraint: isotonic regression is exact and O(K), where coordinate
+    sweeps over a chain need O(K^2) sweeps); ``XI_SEPARABLE`` when every row has one
+    non-zero, each in its own column (``nonnegative``: one sweep is exact); else
+    ``XI_ROWS``.
+    """
+    K = A.shape[0]
+    if K == 0:
+        return kern.XI_ROWS
+    A = sp.csr_matrix(A)
+    counts = np.diff(A.indptr)
+    if np.all(counts == 1) and np.unique(A.indices).size == K:
+        return kern.XI_SEPARABLE
+    if K + 1 <= A.shape[1] and np.all(counts == 2) and not np.any(b):
+        rows = np.arange(K)
+        cols = A.indices.reshape(K, 2)
+        vals = A.data.reshape(K, 2)
+        if (
+            np.array_equal(cols[:, 0], rows)
+            and np.array_equal(cols[:, 1], rows + 1)
+            and np.all(vals[:, 0] == -1.0)
+            and np.all(vals[:, 1] == 1.0)
+        ):
+            return kern.XI_CHAIN
+    return kern.XI_ROWS
+
+
+#: Interleaved xi blocks cost about this fraction of the sample visits between them.
+XI_COST_SHARE = 1.0
+
+
+def xi_schedule(A: sp.csr_matrix, b: np.ndarray, X: Any, every: int = 0) -> tuple[int, int, int]:
+    """``(kind, every, sweeps)``: how the xi block is solved and how often it runs.
+
+    Coordinate descent that moves the constraint duals once per epoch lets thousands of
+    sample steps pull ``beta`` off the constraints between two xi updates, and converges
+    very slowly when the constraints bind (ALGORITHMS.md D.5's order; measured on a9a with
+    the fairness constraint: relative gap 4e-4 after 36 000 epochs). The block is
+    therefore also solved after every ``every`` sample visits, with ``every`` chosen so that
+    the blocks cost about :data:`XI_COST_SHARE` of the visits between them (``every`` > 0
+    given: used as is).
+    """
+    K = A.shape[0]
+    kind = constraint_kind(A, b)
+    sweeps = 2
+    if K == 0:
+        return kind, 0, sweeps
+    if every > 0:
+        return kind, int(every), sweeps
+    if kind == kern.XI_CHAIN:
+        block = 12.0 * (K + 1)
+    elif kind == kern.XI_SEPARABLE:
+        block = 4.0 * K
+    else:
+        block = sweeps * (4.0 * A.nnz + 4.0 * K)
+    if isinstance(X, tuple):
+        n_rows = X[2].shape[0] - 1
+        per_row = X[0].shape[0] / max(n_rows, 1)
+    else:
+        per_row = float(X.shape[1])
+    visit = 2.0 * per_row + 10.0
+    return kind, max(1, math.ceil(block / (XI_COST_SHARE * visit))), sweeps
+
+
 # ---- the method ------------------------------------------------------------------------
 STEP_RULES: dict[str, StepRuleSpec] = {
     "cd": StepRuleSpec("cd", "exact coordinate minimization", (), REFERENCE),
@@ -793,6 +996,23 @@ REHLINE_SETTINGS = (
         "converge only when max constraint violation <= feas_tol",
         low=0.0,
         low_open=True,
+    ),
+    Setting(
+        "xi_block",
+        "choice",
+        "interleaved",
+        "constraint duals: interleaved (solved exactly at the start of each epoch and "
+        "after every xi_every sample visits) or epoch (one coordinate sweep at the start "
+        "of each epoch, the reference code's order)",
+        choices=("interleaved", "epoch"),
+    ),
+    Setting(
+        "xi_every",
+        "int",
+        0,
+        "with constraints: solve the constraint duals' block after this many sample visits "
+        "(0 = auto, from the relative costs of that block and of a sample visit)",
+        low=0,
     ),
     Setting(
         "check_work",
@@ -876,14 +1096,24 @@ class ReHLineSolver(Solver):
         order = settings["order"]
         self.istate[kern.I_SHRINK] = int(shrink)
         self.istate[kern.I_RANDOM] = int(order == "random" or (order == "auto" and shrink))
+        if settings["xi_block"] == "epoch":
+            # The reference code's schedule (ALGORITHMS.md D.5): one sweep per epoch.
+            kind, every, sweeps, exact = kern.XI_ROWS, 0, 1, 0
+        else:
+            kind, every, sweeps = xi_schedule(pb.A, pb.b, self._X, int(settings["xi_every"]))
+            exact = 1
+        self.istate[kern.I_XI_KIND] = kind
+        self.istate[kern.I_XI_EVERY] = every
+        self.istate[kern.I_XI_SWEEPS] = sweeps
+        self.istate[kern.I_XI_EXACT] = exact
         seed = (int(settings["seed"]) * 0x9E3779B97F4A7C15 + 1) % 2**64
         self.rng = np.array([seed], dtype=np.uint64)
-        self._idx_xi = np.arange(pb.K, dtype=np.int64)
         lam_idx = [np.arange(n, dtype=np.int64)] if pb.L else []
         if nl1:
             lam_idx.append(n + np.arange(nl1, dtype=np.int64))
         self._idx_lam = np.concatenate(lam_idx) if lam_idx else np.zeros(0, dtype=np.int64)
         self._idx_gam = np.arange(n if pb.H else 0, dtype=np.int64)
+        self._buf = np.zeros(4 * (pb.K + 1) + 5)
         self._reset_working_sets()
         self.beta = np.zeros(d)
         self.xi = np.zeros(pb.K)
@@ -891,13 +1121,16 @@ class ReHLineSolver(Solver):
         self.lam1 = np.zeros((nl1, 2))
         self.gam = np.zeros((n, pb.H))
         self._beta_start = np.zeros(d)
-        total = self._idx_xi.shape[0] + self._idx_lam.shape[0] + self._idx_gam.shape[0]
+        total = pb.K + self._idx_lam.shape[0] + self._idx_gam.shape[0]
         self._min_visits = math.ceil(float(settings["check_work"]) * total)
         self._k = 0
         self._eval = np.zeros(kern.N_EVAL)
         self._rec = np.empty((256, len(self.columns)))
         self._start = settings["start"]
         self._fixed_point = False
+        self.best = BestPoint(self.feas_tol)
+        self._reported: np.ndarray | None = None
+        self.notices = tuple(scaling_notices(pb))
         if warm_start is not None or self._start != "zero":
             self._set_duals(pb.initial_duals(self._start) if warm_start is None else warm_start)
         # (the zero start is the state as allocated: all duals 0, beta = 0)
@@ -906,13 +1139,19 @@ class ReHLineSolver(Solver):
             return
         _LOADED.add(key)
         # Compile (or load from numba's cache) now, so solver time excludes compilation:
-        # an epoch over empty working sets (which reads the state and writes only the
-        # scratch, the integer and float state and the generator: copies of those), and an
+        # an epoch over empty working sets and no constraint rows (which reads the state
+        # and writes only the scratch, the integer and float state and the generator:
+        # copies of those), and an
         # evaluation over no samples (the same argument types, none of the work).
         dummy_i = self.istate.copy()
-        dummy_i[kern.I_N_XI] = dummy_i[kern.I_N_LAM] = dummy_i[kern.I_N_GAM] = 0
+        dummy_i[kern.I_N_LAM] = dummy_i[kern.I_N_GAM] = 0
         self._epochs(
-            1, min_visits=0, istate=dummy_i, fstate=self.fstate.copy(), rng=self.rng.copy()
+            1,
+            min_visits=0,
+            istate=dummy_i,
+            fstate=self.fstate.copy(),
+            rng=self.rng.copy(),
+            warmup=True,
         )
         PL, PH = self._pieces
         kern.evaluate(
@@ -922,6 +1161,7 @@ class ReHLineSolver(Solver):
             self._A,
             self._b[:0],
             self._l1w[:0],
+            self.beta,
             self.beta,
             self.xi,
             self.lam,
@@ -933,11 +1173,7 @@ class ReHLineSolver(Solver):
     # -- state ---------------------------------------------------------------------------
     def _reset_working_sets(self) -> None:
         kern.reset_shrinking(
-            self.istate,
-            self.fstate,
-            self._idx_xi.shape[0],
-            self._idx_lam.shape[0],
-            self._idx_gam.shape[0],
+            self.istate, self.fstate, self._idx_lam.shape[0], self._idx_gam.shape[0]
         )
         self.fstate[kern.F_EPS_SHRINK] = -1.0
 
@@ -976,6 +1212,7 @@ class ReHLineSolver(Solver):
             self._b,
             self._l1w,
             self.beta,
+            self.beta,
             self.xi,
             self.lam,
             self.lam1,
@@ -991,23 +1228,26 @@ class ReHLineSolver(Solver):
         istate: np.ndarray | None = None,
         fstate: np.ndarray | None = None,
         rng: np.ndarray | None = None,
+        warmup: bool = False,
     ) -> None:
-        """One kernel call on the solver's state (the warm-up passes copies to leave it be)."""
+        """One kernel call on the solver's state (the warm-up passes copies to leave it be,
+        and no constraint rows, so that the xi block does not run either)."""
+        K = 0 if warmup else self.problem.K
         kern.epochs(
             self._X,
             *self._pieces,
             self._A,
-            self._b,
-            self._asq,
+            self._b[:K],
+            self._asq[:K],
             self._l1w,
             self.beta,
-            self.xi,
+            self.xi[:K],
             self.lam,
             self.lam1,
             self.gam,
-            self._idx_xi,
             self._idx_lam,
             self._idx_gam,
+            self._buf,
             self._beta_start,
             self._min_visits if min_visits is None else min_visits,
             max_epochs,
@@ -1028,20 +1268,8 @@ class ReHLineSolver(Solver):
             finally:
                 self._min_visits = saved
 
-    def _certificate(self, primal: float, cert: float, dual: float) -> float:
-        if not self.relative:
-            return cert
-        if dual > 0.0:
-            return cert / dual
-        if primal < 0.0:
-            return cert / -primal
-        scale = max(abs(primal), abs(dual))
-        return cert / scale if scale > 0.0 else cert
-
     def _working_set_size(self) -> int:
-        return int(
-            self.istate[kern.I_N_XI] * 1 + self.istate[kern.I_N_LAM] + self.istate[kern.I_N_GAM]
-        )
+        return int(self.problem.K + self.istate[kern.I_N_LAM] + self.istate[kern.I_N_GAM])
 
     def advance(self, max_rows: int, stop_at: int) -> tuple[np.ndarray, int]:
         if max_rows > self._rec.shape[0]:
@@ -1054,32 +1282,34 @@ class ReHLineSolver(Solver):
             self._evaluate()
             self.eval_seconds += time.perf_counter() - t0
             self.eval_cpu_seconds += time.thread_time() - c0
-            primal = float(self._eval[kern.E_PRIMAL])
-            dual = primal - float(self._eval[kern.E_GAP])
-            infeas = float(self._eval[kern.E_INFEAS])
-            cert = self._certificate(primal, float(self._eval[kern.E_CERT]), dual)
+            reading = read_gap(self._eval, self.relative)
+            self.best.offer(reading, k, self.beta)
             updates = float(ist[kern.I_UPDATES])
-            if not (math.isfinite(primal) and math.isfinite(cert)):
-                status = STATUS_NONFINITE
-            elif cert <= self.tol and infeas <= self.feas_tol:
-                status = STATUS_CONVERGED
-            elif self._fixed_point:
-                status = STATUS_STALLED
-            elif k >= stop_at:
-                status = STATUS_MAX_ITER
-            else:
-                status = STATUS_RUNNING
+            status, note = gap_status(reading, self.tol, self.feas_tol)
+            if status == STATUS_RUNNING:
+                if self._fixed_point:
+                    status = STATUS_STALLED
+                    note = (
+                        f"a full epoch changed no dual variable at certificate "
+                        f"{reading.certificate:.3g}: a fixed point of coordinate descent in "
+                        "float64"
+                    )
+                elif k >= stop_at:
+                    status = STATUS_MAX_ITER
             if status != STATUS_RUNNING:
+                if status != STATUS_CONVERGED:
+                    reading = self._end_on_best(reading, k)
+                self.end_note = note or self.end_note
                 rec[row] = (
                     k,
-                    primal,
-                    cert,
+                    reading.primal,
+                    reading.certificate,
                     0.0,
                     STEP_NONE,
                     self._working_set_size(),
-                    dual,
+                    reading.dual,
                     ist[kern.I_K],
-                    infeas,
+                    reading.infeasibility,
                     updates,
                 )
                 ist[kern.I_STATUS] = status
@@ -1091,21 +1321,37 @@ class ReHLineSolver(Solver):
             self._fixed_point = bool(ist[kern.I_CHANGED] == 0 and ist[kern.I_FULL] == 1)
             rec[row] = (
                 k,
-                primal,
-                cert,
+                reading.primal,
+                reading.certificate,
                 self.fstate[kern.F_STEP],
                 STEP_CD,
                 ist[kern.I_VISITED],
-                dual,
+                reading.dual,
                 epochs_before,
-                infeas,
+                reading.infeasibility,
                 updates,
             )
             self._k = k + 1
         ist[kern.I_STATUS] = STATUS_RUNNING
         return rec[:max_rows], STATUS_RUNNING
 
+    def _end_on_best(self, reading: GapReading, k: int) -> GapReading:
+        """Switch the reported point to the best certified one when it beats ``reading``."""
+        final = end_row_values(self.best, reading)
+        if final is not reading:
+            self._reported = self.best.beta
+            self.end_note = (
+                f"reporting the best certified point, from iteration {self.best.iteration} "
+                f"(certificate {final.certificate:.3g}; the last iterate's: "
+                f"{reading.certificate:.3g})"
+            )
+        return final
+
     def iterate(self) -> np.ndarray:
+        """The reported coefficients: the current ``beta``, or the best certified point
+        when the run ended unconverged on a worse one."""
+        if self._reported is not None:
+            return self._reported.copy()
         return self.beta.copy()
 
     @property
@@ -1130,5 +1376,6 @@ METHODS: dict[str, MethodSpec] = {
         REFERENCE,
         _build,
         default_step="cd",
+        advise=lambda problem: scaling_notices(problem),
     ),
 }

@@ -1,0 +1,524 @@
+"""Interior-point method ``ipm`` for the ``plq`` problem (the ReHLine family's second method).
+
+A primal-dual interior-point method on the dual box QP of the PLQ problem, whose Newton
+steps reduce to one d x d system ``I + X^T diag(omega) X + A^T E A`` per iteration
+(kernels and references in :mod:`solvers.plq_ipm`). Where coordinate descent (``rehline``)
+needs many cheap epochs and slows down on badly scaled features or on constraints that
+bind, the interior-point method takes some 15-60 expensive but scale-robust steps and
+converges superlinearly: racing the two shows the classic trade-off between first-order
+and second-order methods.
+
+Certificate (``duality_gap``, as for ``rehline``). At every iteration the dual point ``mu``
+is inside its box, so ``D(mu) = -L(mu)`` is a lower bound on ``P*``. The primal point is
+``beta_mu = B mu`` projected onto the constraint set when it violates a constraint
+(``nonnegative``: a clip; ``monotone``: isotonic regression; a slab (``fairness``) or any
+other rows: Hildreth's cyclic projections, :func:`solvers.rehline.xi_block` from
+``xi = 0``). The certificate is ``P(beta) - D(mu)``, computed term by term
+(:func:`solvers.rehline.evaluate`), and bounds ``P(beta) - P*`` for that feasible
+``beta``; the trace's ``objective`` is ``P(beta)``, and ``beta`` is the iterate reported.
+Rows after the first also carry ``complementarity`` (the barrier parameter ``mu``) and
+``step_length`` (the fraction of the Newton step taken).
+
+Settings: ``gap`` (absolute or relative duality gap, as for ``rehline``) and ``feas_tol``
+(largest constraint violation accepted at convergence). When float64 cannot resolve a
+smaller gap (the barrier parameter has fallen below the rounding level of the objective,
+or the step length collapses), the run ends as ``stalled``, reporting the best certified
+point it saw.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from typing import Any
+
+import numpy as np
+
+from ermviz.errors import SettingError
+from ermviz.methods.base import MethodSpec, Solver, StepRuleSpec
+from ermviz.methods.rehline import (
+    BestPoint,
+    GapReading,
+    PlqProblem,
+    _kernel_csr32,
+    _kernel_type_key,
+    _pack_pieces,
+    constraint_kind,
+    end_row_values,
+    gap_status,
+    kernel_rows,
+    read_gap,
+)
+from ermviz.settings import Setting, resolve_settings
+from solvers import plq_ipm as ipm
+from solvers import rehline as kern
+from solvers.tags import (
+    STATUS_CONVERGED,
+    STATUS_MAX_ITER,
+    STATUS_RUNNING,
+    STATUS_STALLED,
+    STEP_NEWTON,
+    STEP_NONE,
+)
+
+REFERENCE = (
+    "Mehrotra (1992), On the implementation of a primal-dual interior point method, "
+    "SIAM J. Optim.; Ferris & Munson (2002), Interior-point methods for massive support "
+    "vector machines, SIAM J. Optim.; Gertz & Wright (2003), Object-oriented software for "
+    "quadratic programming, ACM TOMS"
+)
+
+#: The d x d system is formed and factored densely up to this many features.
+MAX_DENSE_D = 6000
+#: The free set of the split Newton solve holds at most max(this, 2 d) variables.
+MIN_FREE_SET = 200
+#: Consecutive iterations with a step shorter than this end the run as stalled.
+MIN_STEP = 1e-8
+
+IPM_SETTINGS = (
+    Setting(
+        "gap",
+        "choice",
+        "absolute",
+        "tol applies to the absolute duality gap or to the relative one (gap / D)",
+        choices=("absolute", "relative"),
+    ),
+    Setting(
+        "feas_tol",
+        "float",
+        1e-8,
+        "converge only when max constraint violation <= feas_tol",
+        low=0.0,
+        low_open=True,
+    ),
+)
+
+STEP_RULES: dict[str, StepRuleSpec] = {
+    "newton": StepRuleSpec(
+        "newton",
+        "Mehrotra predictor-corrector Newton step (fraction to the boundary)",
+        (),
+        REFERENCE,
+    ),
+}
+
+RECORD_COLUMNS = (
+    "iteration",
+    "objective",
+    "certificate",
+    "step_size",
+    "step_type",
+    "active_size",
+    "dual_objective",
+    "infeasibility",
+    "complementarity",
+    "step_length",
+)
+
+_LOADED: set[tuple] = set()
+
+
+class PlqIpmSolver(Solver):
+    """Primal-dual interior-point method on a :class:`PlqProblem` (module docstring).
+
+    Parameters
+    ----------
+    problem : PlqProblem
+    step : str
+        ``"newton"``.
+    settings : dict
+        Validated method settings (:data:`IPM_SETTINGS`).
+    tol : float
+        Stop when the certificate is at most ``tol`` (and the infeasibility at most
+        ``feas_tol``).
+    """
+
+    columns = RECORD_COLUMNS
+    certificate_kind = "duality_gap"
+
+    def __init__(
+        self,
+        problem: PlqProblem,
+        step: str = "newton",
+        settings: dict[str, Any] | None = None,
+        tol: float = 1e-6,
+    ) -> None:
+        if not isinstance(problem, PlqProblem):
+            raise TypeError(f"ipm solves the plq problem, not {problem.name}")
+        settings = resolve_settings(IPM_SETTINGS, settings or {}, owner="ipm")
+        self.problem = pb = problem
+        if pb.d > MAX_DENSE_D:
+            raise SettingError(
+                f"ipm forms a dense {pb.d} x {pb.d} Newton matrix; it takes at most "
+                f"{MAX_DENSE_D} features (use --method rehline for wider data)"
+            )
+        self.tol = float(tol)
+        self.relative = settings["gap"] == "relative"
+        self.feas_tol = float(settings["feas_tol"])
+        n, d, K, L, H = pb.n, pb.d, pb.K, pb.L, pb.H
+        nl1 = pb.l1w.shape[0]
+        self._X = kernel_rows(pb.X)
+        self._A = _kernel_csr32(pb.A)
+        self._b = np.ascontiguousarray(pb.b, dtype=np.float64)
+        self._asq = np.ascontiguousarray(pb.asq, dtype=np.float64)
+        self._U = np.ascontiguousarray(pb.U, dtype=np.float64)
+        self._S = np.ascontiguousarray(pb.S, dtype=np.float64)
+        self._l1w = np.ascontiguousarray(pb.l1w, dtype=np.float64)
+        self._pieces = _pack_pieces(pb, self._X)
+        self._kind = constraint_kind(pb.A, pb.b)
+        m = K + n * (L + H) + 2 * nl1
+        self._off = (K, K + n * L, K + n * (L + H))
+        hi = np.concatenate([np.full(K, np.inf), np.ones(n * L), pb.tau.ravel(), np.ones(2 * nl1)])
+        self._hi = hi
+        self._dg = np.concatenate([np.zeros(K + n * L), np.ones(n * H), np.zeros(2 * nl1)])
+        self._cost = np.concatenate([pb.b, -pb.V.ravel(), -pb.T.ravel(), np.zeros(2 * nl1)])
+        vkind = np.where(np.isinf(hi), ipm.V_LOWER, ipm.V_BOX).astype(np.int8)
+        vkind[hi <= 0.0] = ipm.V_FIXED
+        self._vkind = vkind
+        self.mu = np.zeros(m)
+        self.su = np.zeros(m)
+        self.zl = np.zeros(m)
+        self.zu = np.zeros(m)
+        self._wm = np.zeros((ipm.N_WM, m))
+        self._wd = np.zeros((ipm.N_WD, d))
+        self._M = np.zeros((d, d))
+        self._bn2 = self._column_norms()
+        nfree = int(min(m, max(MIN_FREE_SET, 2 * d)))
+        self._sysf = (
+            np.zeros((d, d)),
+            np.zeros(d),
+            np.zeros((nfree, d)),
+            np.zeros((nfree, d)),
+            np.zeros((nfree, nfree)),
+            np.zeros(nfree),
+        )
+        self._sysi = np.zeros(1 + nfree, dtype=np.int64)
+        self._Y = np.zeros((n, d)) if isinstance(self._X, np.ndarray) else np.zeros((1, 1))
+        self._fstate = np.zeros(ipm.N_FSTATE)
+        self.beta_var = np.zeros(d)  # the primal iterate of the method
+        self.beta_mu = np.zeros(d)  # B mu
+        self._rp = np.zeros(d)
+        self.beta = np.zeros(d)  # the reported point: beta_var made feasible
+        self._proj_xi = np.zeros(K)
+        self._proj_buf = np.zeros(4 * (K + 1) + 5)
+        self._eval = np.zeros(kern.N_EVAL)
+        self._rec = np.empty((64, len(self.columns)))
+        self._k = 0
+        self._short_steps = 0
+        self._last = (math.nan, math.nan)  # complementarity, step length of the last step
+        self.best = BestPoint(self.feas_tol)
+        self._stall_message = ""
+        key = (_kernel_type_key(self._X), _kernel_type_key(self._A))
+        if key not in _LOADED:
+            _LOADED.add(key)
+            self._warm_up()
+        self._start()
+
+    # -- set-up ----------------------------------------------------------------------------
+    def _column_norms(self) -> np.ndarray:
+        """``||b_j||^2`` for every dual variable (layout of :func:`solvers.plq_ipm.bmul`)."""
+        pb = self.problem
+        q = self._pieces[0][:, 0]  # ||x_i||^2
+        return (
+            np.concatenate(
+                [
+                    self._asq,
+                    (self._U**2 * q[:, None]).ravel(),
+                    (self._S**2 * q[:, None]).ravel(),
+                    np.repeat(self._l1w**2, 2),
+                ]
+            )
+            if pb.n
+            else np.zeros(0)
+        )
+
+    def _warm_up(self) -> None:
+        """Compile (or load from numba's cache) the kernels on a zero-sample copy, so that
+        solver time excludes compilation."""
+        X0 = self._X[:0] if isinstance(self._X, np.ndarray) else _empty_rows(self._X)
+        d = self.problem.d
+        # One benign constraint row with the real index types: the real rows may be
+        # ill-conditioned, and compiling needs only the types.
+        data, indices, indptr = self._A
+        A0 = (
+            np.ones(1, dtype=data.dtype),
+            np.zeros(1, dtype=indices.dtype),
+            np.array([0, 1], dtype=indptr.dtype),
+        )
+        m = 1
+        U0, S0 = self._U[:0], self._S[:0]
+        vk = np.full(m, ipm.V_LOWER, dtype=np.int8)
+        mu = np.ones(m)
+        sysf = tuple(a.copy() for a in self._sysf)
+        ipm.iterate(
+            X0,
+            A0,
+            U0,
+            S0,
+            self._l1w[:0],
+            np.zeros(m),
+            np.zeros(m),
+            vk,
+            np.ones(m),
+            np.zeros(d),
+            mu,
+            np.ones(m),
+            np.ones(m),
+            np.ones(m),
+            np.zeros(d),
+            np.zeros(d),
+            np.zeros((ipm.N_WM, max(m, 1))),
+            np.zeros((ipm.N_WD, d)),
+            np.zeros((d, d)),
+            self._Y[:0] if isinstance(self._X, np.ndarray) else self._Y,
+            sysf,
+            self._sysi.copy(),
+            np.zeros(ipm.N_FSTATE),
+        )
+        PL, PH = self._pieces
+        kern.evaluate(
+            self._X,
+            PL[:0],
+            PH[:0],
+            self._A,
+            self._b[:0],
+            self._l1w[:0],
+            np.zeros(d),
+            np.zeros(d),
+            self.mu[:0],
+            self.mu[:0].reshape(0, self.problem.L),
+            self.mu[:0].reshape(0, 2),
+            self.mu[:0].reshape(0, self.problem.H),
+            np.zeros(kern.N_EVAL),
+        )
+
+    def _start(self) -> None:
+        """The start: ``beta = 0`` (a sane primal point whatever the scale of the data,
+        where ``B mu`` at a mid-box ``mu`` is of the order of ``sum_i ||x_i||``), duals
+        mid-box (``max(t, 0) + 1`` for a ReHU dual without an upper bound, 1 for a
+        constraint dual), multipliers from the gradient there shifted by 1 so that every one
+        is positive (Mehrotra's heuristic for the slack/multiplier pairs). At ``beta = 0``
+        the gradient is ``Dg mu + c``: the loss parameters, not the features, set the
+        scale of the start."""
+        hi, vkind = self._hi, self._vkind
+        box = vkind == ipm.V_BOX
+        lower = vkind == ipm.V_LOWER
+        self.beta_var[:] = 0.0
+        self.mu[:] = 0.0
+        self.mu[box] = 0.5 * hi[box]
+        self.mu[lower] = np.where(
+            self._dg[lower] > 0.0, np.maximum(-self._cost[lower], 0.0) + 1.0, 1.0
+        )
+        self.su[:] = 0.0
+        self.su[box] = hi[box] - self.mu[box]
+        grad = self._dg * self.mu + self._cost
+        free = vkind != ipm.V_FIXED
+        shift = 1.0
+        self.zl[:] = 0.0
+        self.zu[:] = 0.0
+        self.zl[free] = np.maximum(grad[free], 0.0) + shift
+        self.zu[box] = np.maximum(-grad[box], 0.0) + shift
+
+    # -- the primal point ------------------------------------------------------------------
+    def _feasible(self, beta_mu: np.ndarray) -> np.ndarray:
+        """``beta_mu`` projected onto ``{A beta + b >= 0}`` when it violates a row."""
+        pb = self.problem
+        if pb.K == 0:
+            return beta_mu
+        r = np.asarray(pb.A @ beta_mu).ravel() + pb.b
+        if r.min() >= 0.0:
+            return beta_mu
+        beta = beta_mu.copy()
+        self._proj_xi[:] = 0.0
+        scale = float(beta @ beta) + 1.0
+        kern.xi_block(
+            self._A,
+            self._b,
+            self._asq,
+            beta,
+            self._proj_xi,
+            self._kind,
+            kern.XI_EXACT_SWEEPS * 5,
+            1e-32 * scale,
+            self._proj_buf,
+        )
+        return beta
+
+    def _evaluate(self) -> GapReading:
+        """The certificate of the current iterate: ``beta`` (the primal iterate made
+        feasible) against the dual point ``mu``."""
+        pb = self.problem
+        K, o_h, o_1 = self._off
+        mu = self.mu
+        ipm.bmul(self._X, self._A, self._U, self._S, self._l1w, mu, self.beta_mu)
+        self.beta = self._feasible(self.beta_var)
+        kern.evaluate(
+            self._X,
+            *self._pieces,
+            self._A,
+            self._b,
+            self._l1w,
+            self.beta,
+            self.beta_mu,
+            mu[:K],
+            mu[K:o_h].reshape(pb.n, pb.L),
+            mu[o_1:].reshape(pb.l1w.shape[0], 2),
+            mu[o_h:o_1].reshape(pb.n, pb.H),
+            self._eval,
+        )
+        return read_gap(self._eval, self.relative)
+
+    def _interior_count(self) -> int:
+        """Dual variables the method sees strictly inside their box (support vectors and
+        the like): the slack exceeds its multiplier on both sides."""
+        free = self._vkind != ipm.V_FIXED
+        inside = (self.mu > self.zl) & free
+        box = self._vkind == ipm.V_BOX
+        inside[box] &= self.su[box] > self.zu[box]
+        return int(inside.sum())
+
+    # -- the runner's interface ----------------------------------------------------------------
+    def advance(self, max_rows: int, stop_at: int) -> tuple[np.ndarray, int]:
+        if max_rows > self._rec.shape[0]:
+            self._rec = np.empty((max(max_rows, 2 * self._rec.shape[0]), len(self.columns)))
+        rec = self._rec
+        for row in range(max_rows):
+            k = self._k
+            t0, c0 = time.perf_counter(), time.thread_time()
+            reading = self._evaluate()
+            self.eval_seconds += time.perf_counter() - t0
+            self.eval_cpu_seconds += time.thread_time() - c0
+            self.best.offer(reading, k, self.beta)
+            comp, alpha = self._last
+            status, note = gap_status(reading, self.tol, self.feas_tol)
+            if status == STATUS_RUNNING:
+                if self._stall_message:
+                    status, note = STATUS_STALLED, self._stall_message
+                elif k >= stop_at:
+                    status = STATUS_MAX_ITER
+            if status != STATUS_RUNNING:
+                if status != STATUS_CONVERGED:
+                    final = end_row_values(self.best, reading)
+                    if final is not reading:
+                        self.beta = self.best.beta.copy()
+                        note = "; ".join(
+                            t
+                            for t in (
+                                note,
+                                f"reporting the best certified point, from iteration "
+                                f"{self.best.iteration} (certificate {final.certificate:.3g})",
+                            )
+                            if t
+                        )
+                        reading = final
+                self.end_note = note
+                rec[row] = (
+                    k,
+                    reading.primal,
+                    reading.certificate,
+                    0.0,
+                    STEP_NONE,
+                    self._interior_count(),
+                    reading.dual,
+                    reading.infeasibility,
+                    comp,
+                    alpha,
+                )
+                return rec[: row + 1], status
+            beta_before = self.beta_var.copy()
+            try:
+                self._step()
+            except np.linalg.LinAlgError as exc:
+                self._stall_message = f"the Newton matrix could not be factored ({exc})"
+            step = float(np.linalg.norm(self.beta_var - beta_before))
+            rec[row] = (
+                k,
+                reading.primal,
+                reading.certificate,
+                step,
+                STEP_NEWTON,
+                self._interior_count(),
+                reading.dual,
+                reading.infeasibility,
+                comp,
+                alpha,
+            )
+            self._k = k + 1
+        return rec[:max_rows], STATUS_RUNNING
+
+    def _step(self) -> None:
+        f = self._fstate
+        ipm.iterate(
+            self._X,
+            self._A,
+            self._U,
+            self._S,
+            self._l1w,
+            self._dg,
+            self._cost,
+            self._vkind,
+            self._bn2,
+            self.beta_var,
+            self.mu,
+            self.su,
+            self.zl,
+            self.zu,
+            self.beta_mu,
+            self._rp,
+            self._wm,
+            self._wd,
+            self._M,
+            self._Y,
+            self._sysf,
+            self._sysi,
+            f,
+        )
+        self._last = (float(f[ipm.F_MU]), float(f[ipm.F_ALPHA]))
+        if not (np.isfinite(self.mu).all() and np.isfinite(self.zl).all()):
+            self._stall_message = "the Newton step produced NaN/inf"
+            return
+        if f[ipm.F_ALPHA] < MIN_STEP:
+            self._short_steps += 1
+            if self._short_steps >= 3:
+                self._stall_message = (
+                    f"the step length stayed below {MIN_STEP:g} for 3 iterations "
+                    "(the Newton direction is no longer accurate in float64)"
+                )
+        else:
+            self._short_steps = 0
+
+    @property
+    def stall_message(self) -> str:
+        """Why the run stalled (empty unless it did)."""
+        return self._stall_message
+
+    def iterate(self) -> np.ndarray:
+        return self.beta.copy()
+
+    @property
+    def iteration(self) -> int:
+        return self._k
+
+
+def _empty_rows(X: tuple[np.ndarray, np.ndarray, np.ndarray]) -> tuple:
+    data, indices, indptr = X
+    return data[:0], indices[:0], indptr[:1]
+
+
+def _build(problem: Any, step: str, settings: dict[str, Any], tol: float) -> Solver:
+    return PlqIpmSolver(problem, step, settings, tol)
+
+
+METHODS: dict[str, MethodSpec] = {
+    "ipm": MethodSpec(
+        "ipm",
+        "primal-dual interior-point method (Mehrotra), d x d Newton systems",
+        "rehline",
+        (PlqProblem.name,),
+        ("newton",),
+        IPM_SETTINGS,
+        REFERENCE,
+        _build,
+        default_step="newton",
+    ),
+}

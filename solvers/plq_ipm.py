@@ -1,0 +1,655 @@
+"""A structured primal-dual interior-point method for PLQ ERM with linear constraints.
+
+The problem is ReHLine's (Dai & Qiu 2023; ALGORITHMS.md D.1): ReLU and ReHU pieces of
+``z_i = x_i^T beta``, an optional l1 term, ``0.5 ||beta||^2`` and ``A beta + b >= 0``.
+Its dual (D.3) is a convex quadratic program over a *box*,
+
+    min_mu  L(mu) = 0.5 ||B mu||^2 + 0.5 mu^T Dg mu + c^T mu,   0 <= mu <= hi,
+
+with one variable per constraint (``xi_k``, ``hi = inf``), per ReLU piece (``lambda_li``,
+``hi = 1``), per ReHU piece (``gamma_hi``, ``hi = tau_hi``, ``Dg = 1``) and two per l1
+coordinate; column ``j`` of ``B`` is ``a_k``, ``-u_li x_i``, ``-s_hi x_i`` or ``-+w e_j``,
+``c`` is ``b``, ``-v``, ``-t`` or 0, and the primal point is ``beta = B mu``.
+
+Each iteration is one Mehrotra predictor-corrector step (Mehrotra 1992; for QPs in this
+form Gertz & Wright 2003, OOQP) on the box QP with slacks ``mu`` (to the lower bound 0)
+and ``su = hi - mu`` kept as separate variables (accurate near both bounds) and
+multipliers ``zl, zu > 0``, and with the primal point ``beta`` kept as a variable of its
+own, tied to the duals by the linear equation ``beta = B mu``: ``B mu`` sums ``n`` terms
+that cancel (on raw features of magnitude 1e6 its entries carry absolute errors far
+above the answer's accuracy), so the gradient ``B^T beta + Dg mu + c``, the margins and
+the certificate are computed from ``beta`` itself, and the residual ``beta - B mu`` is
+driven to zero by the Newton steps like any other. The Newton system ``(B^T B + D) dmu = rho`` with
+``D = Dg + zl/mu + zu/su`` (diagonal) is solved through the d x d matrix
+
+    M = I + B D^-1 B^T = I + X^T diag(omega) X + A^T diag(1/D_xi) A (+ l1 diagonal),
+    omega_i = sum_l u_li^2 / D_li + sum_h s_hi^2 / D_hi,
+
+formed in one pass over the data and factored once per iteration (Cholesky after a
+symmetric diagonal scaling to unit diagonal); then ``dbeta = M^-1 B D^-1 rho`` and
+``dmu = D^-1 (rho - B^T dbeta)`` (the Sherman-Morrison-Woodbury reduction that Ferris &
+Munson 2002 used for the SVM dual, written with the primal step ``dbeta`` as Woodsend &
+Gondzio 2011 keep it). Both the predictor and the corrector use the same factor; one step
+of iterative refinement on the full system follows each solve. Cost per iteration:
+``O(nnz(X) + sum_i nnz(x_i)^2 + d^3)`` for CSR data, ``O(n d^2 + d^3)`` for dense data
+(the product through BLAS).
+
+Kernel contract: state in caller-owned arrays mutated in place; :func:`iterate` runs one
+iteration; ``@njit(cache=True, nogil=True)``; dense or CSR ``X`` (and CSR ``A``)
+dispatched at compile time by :mod:`solvers.linalg`.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+from numba import njit, types
+from numba.extending import overload
+
+from solvers.linalg import row_axpy, row_dot
+
+# Variable kinds (per dual variable).
+V_FIXED = 0  # degenerate box [0, 0]: held at 0, not part of the iteration
+V_LOWER = 1  # [0, inf)
+V_BOX = 2  # [0, hi]
+
+# Rows of the (N_WM, m) work array.
+W_GRAD = 0  # gradient of L at mu
+W_RD = 1  # dual residual grad - zl + zu
+W_D = 2  # Newton diagonal D
+W_RHO = 3  # right-hand side
+W_DMU = 4  # step in mu (predictor, then corrector)
+W_DZL = 5
+W_DZU = 6
+W_DMU_A = 7  # affine (predictor) step
+W_DZL_A = 8
+W_DZU_A = 9
+W_T = 10  # scratch
+W_T2 = 11  # scratch
+W_IDE = 12  # 1 / D outside the free set F, 0 inside
+N_WM = 13
+
+# Rows of the (N_WD, d) work array.
+D_RHS = 0
+D_DBETA = 1
+D_SCALE = 2  # equilibration of M
+D_T = 3
+D_DBETA_C = 4  # corrector step in beta
+N_WD = 5
+
+# fstate layout (floats the caller reads).
+F_MU = 0  # complementarity measure before the step
+F_ALPHA = 1  # step length taken
+F_SIGMA = 2  # centering parameter used
+F_RD = 3  # max |dual residual| before the step
+F_NFREE = 4  # size of the free set F of the last iteration
+F_RP = 5  # max |primal residual beta - B mu| before the step
+N_FSTATE = 6
+
+#: Fraction of the step to the boundary taken (a larger one once the iterates are close).
+ETA_MIN = 0.95
+ETA_MAX = 0.9995
+#: Gondzio centrality correctors per iteration (at most), while the step is short.
+MAX_CORRECTORS = 3
+#: A dual variable joins the free set F when ``||b_j||^2 / D_j`` exceeds this.
+FREE_RATIO = 1e6
+
+
+@njit(cache=True, nogil=True)
+def bmul(X, A, U, S, l1w, y, out):
+    """``out = B y`` (d,): ``A^T y_xi - sum_i x_i (u_i . y_lam_i + s_i . y_gam_i) - w (y_1 -
+    y_2)``; ``y`` in the variable layout (xi, lambda sample-major, gamma, l1 pairs)."""
+    K = A[2].shape[0] - 1
+    n = U.shape[0]
+    L = U.shape[1]
+    H = S.shape[1]
+    for j in range(out.shape[0]):
+        out[j] = 0.0
+    for k in range(K):
+        if y[k] != 0.0:
+            row_axpy(A, k, y[k], out)
+    off_l = K
+    off_h = K + n * L
+    for i in range(n):
+        acc = 0.0
+        for l_ in range(L):
+            acc += U[i, l_] * y[off_l + i * L + l_]
+        for h in range(H):
+            acc += S[i, h] * y[off_h + i * H + h]
+        if acc != 0.0:
+            row_axpy(X, i, -acc, out)
+    off_1 = K + n * (L + H)
+    for j in range(l1w.shape[0]):
+        out[j] -= l1w[j] * (y[off_1 + 2 * j] - y[off_1 + 2 * j + 1])
+
+
+@njit(cache=True, nogil=True)
+def btmul(X, A, U, S, l1w, v, out):
+    """``out = B^T v`` (m,) for ``v`` (d,), in the variable layout of :func:`bmul`."""
+    K = A[2].shape[0] - 1
+    n = U.shape[0]
+    L = U.shape[1]
+    H = S.shape[1]
+    for k in range(K):
+        out[k] = row_dot(A, k, v)
+    off_l = K
+    off_h = K + n * L
+    for i in range(n):
+        zi = row_dot(X, i, v)
+        for l_ in range(L):
+            out[off_l + i * L + l_] = -U[i, l_] * zi
+        for h in range(H):
+            out[off_h + i * H + h] = -S[i, h] * zi
+    off_1 = K + n * (L + H)
+    for j in range(l1w.shape[0]):
+        out[off_1 + 2 * j] = -l1w[j] * v[j]
+        out[off_1 + 2 * j + 1] = l1w[j] * v[j]
+
+
+@njit(cache=True, nogil=True)
+def _gram_csr(X, omega, M):
+    """``M += X^T diag(omega) X`` for a CSR triple (both triangles)."""
+    data, indices, indptr = X
+    for i in range(indptr.shape[0] - 1):
+        w = omega[i]
+        if w == 0.0:
+            continue
+        start = np.uint64(indptr[i])
+        stop = np.uint64(indptr[i + 1])
+        for p in range(start, stop):
+            cp = np.uint64(indices[p])
+            vp = w * data[p]
+            M[cp, cp] += vp * data[p]
+            for q in range(p + 1, stop):
+                cq = np.uint64(indices[q])
+                v = vp * data[q]
+                M[cp, cq] += v
+                M[cq, cp] += v
+
+
+def gram_add(X, omega, M, Y):  # pragma: no cover - dispatched by numba
+    """``M += X^T diag(omega) X``; ``Y`` is (n, d) scratch used for dense ``X`` (BLAS)."""
+
+
+@overload(gram_add)
+def _gram_add(X, omega, M, Y):
+    if isinstance(X, types.BaseTuple):
+
+        def impl(X, omega, M, Y):
+            _gram_csr(X, omega, M)
+
+        return impl
+
+    def impl_dense(X, omega, M, Y):
+        n, d = X.shape
+        for i in range(n):
+            r = math.sqrt(omega[i])
+            for j in range(d):
+                Y[i, j] = r * X[i, j]
+        M += np.dot(Y.T, Y)
+
+    return impl_dense
+
+
+@njit(cache=True, nogil=True)
+def _factor(M, scale, Lc):
+    """Cholesky factor of ``S M S`` with ``S = diag(1 / sqrt(M_jj))`` into ``Lc``."""
+    d = M.shape[0]
+    for j in range(d):
+        scale[j] = 1.0 / math.sqrt(M[j, j])
+    E = np.empty((d, d))
+    for p in range(d):
+        for q in range(d):
+            E[p, q] = M[p, q] * scale[p] * scale[q]
+    Lc[:, :] = np.linalg.cholesky(E)
+
+
+@njit(cache=True, nogil=True)
+def _factor_stacked(C, D, idx, scale, Lc):
+    """A triangular factor of ``S (diag(D[idx]) + C C^T) S`` (``S`` scales it to unit
+    diagonal) from the QR factorization of ``[C^T; diag(sqrt(D[idx]))] S``: no product
+    is formed, so nearly dependent columns of ``B_F`` (a fairness slab's two opposite rows,
+    say) keep a factor accurate to the conditioning of the stacked matrix, the square root
+    of that of the product."""
+    nf, d = C.shape
+    Z = np.zeros((d + nf, nf))
+    for k in range(nf):
+        acc = D[idx[k]]
+        for p in range(d):
+            acc += C[k, p] * C[k, p]
+        scale[k] = 1.0 / math.sqrt(acc)
+        for p in range(d):
+            Z[p, k] = C[k, p] * scale[k]
+        Z[d + k, k] = math.sqrt(D[idx[k]]) * scale[k]
+    _, R = np.linalg.qr(Z)
+    for p in range(nf):
+        for q in range(nf):
+            Lc[p, q] = R[q, p]
+
+
+@njit(cache=True, nogil=True)
+def _chol_solve(Lc, scale, r, out):
+    """``out = M^-1 r`` from the factor of :func:`_factor` (two triangular solves)."""
+    d = r.shape[0]
+    for j in range(d):
+        acc = r[j] * scale[j]
+        for k in range(j):
+            acc -= Lc[j, k] * out[k]
+        out[j] = acc / Lc[j, j]
+    for j in range(d - 1, -1, -1):
+        acc = out[j]
+        for k in range(j + 1, d):
+            acc -= Lc[k, j] * out[k]
+        out[j] = acc / Lc[j, j]
+    for j in range(d):
+        out[j] *= scale[j]
+
+
+@njit(cache=True, nogil=True)
+def _column(X, A, U, S, l1w, j, out):
+    """``out = b_j``, column ``j`` of ``B`` (variable layout of :func:`bmul`)."""
+    K = A[2].shape[0] - 1
+    n = U.shape[0]
+    L = U.shape[1]
+    H = S.shape[1]
+    for p in range(out.shape[0]):
+        out[p] = 0.0
+    if j < K:
+        row_axpy(A, j, 1.0, out)
+        return
+    j -= K
+    if j < n * L:
+        row_axpy(X, j // L, -U[j // L, j % L], out)
+        return
+    j -= n * L
+    if j < n * H:
+        row_axpy(X, j // H, -S[j // H, j % H], out)
+        return
+    j -= n * H
+    w = l1w[j // 2]
+    out[j // 2] = -w if j % 2 == 0 else w
+
+
+@njit(cache=True, nogil=True)
+def _split_solve(X, A, U, S, l1w, sysf, sysi, iDe, rp, rho, dmu, dbeta, wm_t, wd_t):
+    """Solve ``dbeta - B dmu = -rp``, ``B^T dbeta + D dmu = rho`` (module docstring).
+
+    Variables outside the set ``F`` (``sysi`` lists it) are eliminated through the factor
+    of ``M_b = I + B_b D_b^-1 B_b^T``; those in ``F`` (small ``D_j`` against ``||b_j||^2``:
+    free duals near the end) are solved for through the Schur complement
+    ``S_F = D_F + B_F^T M_b^-1 B_F``. Dividing by their tiny ``D_j`` would amplify the
+    rounding of ``b_j^T dbeta`` by ``||b_j||^2 / D_j`` (measured: the step's relative
+    error grew to 1e-2 and beyond on unscaled data once the barrier parameter fell below
+    1e-6).
+    """
+    Lc, scale, Bf, _, LF, scaleF = sysf
+    nf = sysi[0]
+    fidx = sysi[1:]
+    m = rho.shape[0]
+    for j in range(m):
+        wm_t[j] = rho[j] * iDe[j]
+    bmul(X, A, U, S, l1w, wm_t, wd_t)
+    for p in range(wd_t.shape[0]):
+        wd_t[p] -= rp[p]
+    _chol_solve(Lc, scale, wd_t, dbeta)  # h = M_b^-1 (B_b D_b^-1 rho_b - rp)
+    xf = np.empty(nf)
+    if nf > 0:
+        d = dbeta.shape[0]
+        rf = np.empty(nf)
+        for k in range(nf):
+            acc = 0.0
+            for p in range(d):
+                acc += Bf[k, p] * dbeta[p]
+            rf[k] = rho[fidx[k]] - acc
+        _chol_solve(LF[:nf, :nf], scaleF[:nf], rf, xf)
+        for p in range(d):
+            wd_t[p] = 0.0
+        for k in range(nf):
+            for p in range(d):
+                wd_t[p] += Bf[k, p] * xf[k]
+        corr = np.empty(d)
+        _chol_solve(Lc, scale, wd_t, corr)
+        for p in range(d):
+            dbeta[p] += corr[p]
+    btmul(X, A, U, S, l1w, dbeta, wm_t)
+    for j in range(m):
+        dmu[j] = (rho[j] - wm_t[j]) * iDe[j]
+    for k in range(nf):
+        dmu[fidx[k]] = xf[k]
+
+
+@njit(cache=True, nogil=True)
+def _forward(Lc, scale, r, out):
+    """``out = L^-1 S r`` (forward substitution with the factor of :func:`_factor`)."""
+    d = r.shape[0]
+    for j in range(d):
+        acc = r[j] * scale[j]
+        for k in range(j):
+            acc -= Lc[j, k] * out[k]
+        out[j] = acc / Lc[j, j]
+
+
+@njit(cache=True, nogil=True)
+def _max_step(vkind, mu, su, zl, zu, dmu, dzl, dzu):
+    """Largest ``alpha <= 1`` keeping ``mu, su, zl, zu`` non-negative along the step."""
+    alpha = 1.0
+    for j in range(mu.shape[0]):
+        k = vkind[j]
+        if k == V_FIXED:
+            continue
+        if dmu[j] < 0.0:
+            alpha = min(alpha, -mu[j] / dmu[j])
+        if dzl[j] < 0.0:
+            alpha = min(alpha, -zl[j] / dzl[j])
+        if k == V_BOX:
+            if dmu[j] > 0.0:
+                alpha = min(alpha, su[j] / dmu[j])
+            if dzu[j] < 0.0:
+                alpha = min(alpha, -zu[j] / dzu[j])
+    return alpha
+
+
+@njit(cache=True, nogil=True)
+def gradient_at(X, A, U, S, l1w, dg, cost, vkind, mu, beta, grad):
+    """``grad = B^T beta + Dg mu + c`` (0 on fixed variables): the gradient of the dual
+    at ``mu`` with its ``B mu`` replaced by the primal iterate ``beta``."""
+    btmul(X, A, U, S, l1w, beta, grad)
+    for j in range(mu.shape[0]):
+        if vkind[j] == V_FIXED:
+            grad[j] = 0.0
+        else:
+            grad[j] += dg[j] * mu[j] + cost[j]
+
+
+@njit(cache=True, nogil=True)
+def _select_free(bn2, D, vkind, iDe, sysi, ratio):
+    """The set ``F``: variables with ``||b_j||^2 / D_j > ratio``, the largest first, at
+    most ``len(sysi) - 1`` of them; ``iDe`` gets ``1 / D_j`` outside ``F`` and 0 inside."""
+    m = D.shape[0]
+    cap = sysi.shape[0] - 1
+    count = 0
+    for j in range(m):
+        iDe[j] = 0.0 if vkind[j] == V_FIXED else 1.0 / D[j]
+        if vkind[j] != V_FIXED and bn2[j] > ratio * D[j]:
+            count += 1
+    if count == 0:
+        sysi[0] = 0
+        return
+    if count <= cap:
+        k = 0
+        for j in range(m):
+            if vkind[j] != V_FIXED and bn2[j] > ratio * D[j]:
+                sysi[1 + k] = j
+                k += 1
+    else:
+        key = np.empty(m)
+        for j in range(m):
+            key[j] = -bn2[j] / D[j] if vkind[j] != V_FIXED else 0.0
+        order = np.argsort(key)
+        count = cap
+        for k in range(cap):
+            sysi[1 + k] = order[k]
+    sysi[0] = count
+    for k in range(count):
+        iDe[sysi[1 + k]] = 0.0
+
+
+@njit(cache=True, nogil=True)
+def iterate(
+    X,
+    A,
+    U,
+    S,
+    l1w,
+    dg,
+    cost,
+    vkind,
+    bn2,
+    beta,
+    mu,
+    su,
+    zl,
+    zu,
+    beta_mu,
+    rp,
+    wm,
+    wd,
+    M,
+    Y,
+    sysf,
+    sysi,
+    fstate,
+):
+    """One Mehrotra predictor-corrector iteration on the dual box QP (module docstring).
+
+    Parameters
+    ----------
+    X : dense (n, d) array or CSR triple; A : CSR triple (K, d) (K may be 0).
+    U : (n, L), S : (n, H) piece slopes; l1w : (d,) l1 weights or empty.
+    dg : (m,) 1 for ReHU duals else 0; cost : (m,) linear term c; vkind : (m,) int8
+        ``V_FIXED``, ``V_LOWER`` or ``V_BOX``; bn2 : (m,) ``||b_j||^2``.
+    beta : (d,) the primal iterate; mu, su, zl, zu : (m,) the dual iterate (``su = hi -
+        mu`` on boxed variables): the state, updated in place.
+    beta_mu, rp : (d,) out: ``B mu`` and the primal residual ``beta - B mu`` at the start
+        of the iteration (before the step).
+    wm : (N_WM, m), wd : (N_WD, d), M : (d, d) scratch; Y : (n, d) scratch for dense X
+        (any 2-D array for CSR).
+    sysf : tuple ``(Lc (d, d), scale (d,), Bf (F, d), C (F, d), LF (F, F), scaleF (F,))``
+        and sysi : (1 + F,) int64: the factors of the split Newton system
+        (:func:`_split_solve`), ``F`` the largest size of the free set.
+    fstate : (N_FSTATE,) out: complementarity, step, sigma, residual, size of ``F``.
+    """
+    Lc, scale, Bf, C, LF, scaleF = sysf
+    m = mu.shape[0]
+    d = beta.shape[0]
+    K = A[2].shape[0] - 1
+    n = U.shape[0]
+    L = U.shape[1]
+    H = S.shape[1]
+    grad = wm[W_GRAD]
+    rd = wm[W_RD]
+    D = wm[W_D]
+    rho = wm[W_RHO]
+    iDe = wm[W_IDE]
+    bmul(X, A, U, S, l1w, mu, beta_mu)
+    rpmax = 0.0
+    for p in range(d):
+        rp[p] = beta[p] - beta_mu[p]
+        rpmax = max(rpmax, abs(rp[p]))
+    gradient_at(X, A, U, S, l1w, dg, cost, vkind, mu, beta, grad)
+    comp = 0.0
+    n_c = 0
+    rdmax = 0.0
+    for j in range(m):
+        k = vkind[j]
+        if k == V_FIXED:
+            rd[j] = 0.0
+            D[j] = 1.0
+            continue
+        rd[j] = grad[j] - zl[j] + (zu[j] if k == V_BOX else 0.0)
+        rdmax = max(rdmax, abs(rd[j]))
+        comp += mu[j] * zl[j]
+        n_c += 1
+        dj = dg[j] + zl[j] / mu[j]
+        if k == V_BOX:
+            comp += su[j] * zu[j]
+            n_c += 1
+            dj += zu[j] / su[j]
+        D[j] = dj
+    mu_c = comp / max(n_c, 1)
+
+    # ---- the free set F and M_b = I + B_b D_b^-1 B_b^T
+    _select_free(bn2, D, vkind, iDe, sysi, FREE_RATIO)
+    nf = sysi[0]
+    for p in range(d):
+        for q in range(d):
+            M[p, q] = 0.0
+    omega = wm[W_T][:n]
+    off_l = K
+    off_h = K + n * L
+    for i in range(n):
+        w = 0.0
+        for l_ in range(L):
+            u = U[i, l_]
+            w += u * u * iDe[off_l + i * L + l_]
+        for h in range(H):
+            s = S[i, h]
+            w += s * s * iDe[off_h + i * H + h]
+        omega[i] = w
+    gram_add(X, omega, M, Y)
+    if K > 0:
+        _gram_csr(A, iDe[:K], M)
+    off_1 = K + n * (L + H)
+    for j in range(l1w.shape[0]):
+        w = l1w[j]
+        M[j, j] += w * w * (iDe[off_1 + 2 * j] + iDe[off_1 + 2 * j + 1])
+    for j in range(d):
+        M[j, j] += 1.0
+    _factor(M, scale, Lc)
+    if nf > 0:
+        col = wd[D_T]
+        for k in range(nf):
+            _column(X, A, U, S, l1w, sysi[1 + k], col)
+            for p in range(d):
+                Bf[k, p] = col[p]
+            _forward(Lc, scale, col, wd[D_RHS])
+            for p in range(d):
+                C[k, p] = wd[D_RHS][p]
+        _factor_stacked(C[:nf], D, sysi[1 : 1 + nf], scaleF[:nf], LF[:nf, :nf])
+    fstate[F_NFREE] = nf
+
+    # ---- predictor (affine scaling): rho = -grad
+    dmu_a = wm[W_DMU_A]
+    dzl_a = wm[W_DZL_A]
+    dzu_a = wm[W_DZU_A]
+    for j in range(m):
+        rho[j] = -grad[j] if vkind[j] != V_FIXED else 0.0
+    dbeta = wd[D_DBETA]
+    _split_solve(X, A, U, S, l1w, sysf, sysi, iDe, rp, rho, dmu_a, dbeta, wm[W_T], wd[D_RHS])
+    for j in range(m):
+        k = vkind[j]
+        if k == V_FIXED:
+            dmu_a[j] = dzl_a[j] = dzu_a[j] = 0.0
+            continue
+        dzl_a[j] = -zl[j] - zl[j] * dmu_a[j] / mu[j]
+        dzu_a[j] = (-zu[j] + zu[j] * dmu_a[j] / su[j]) if k == V_BOX else 0.0
+    a_aff = _max_step(vkind, mu, su, zl, zu, dmu_a, dzl_a, dzu_a)
+    comp_aff = 0.0
+    for j in range(m):
+        k = vkind[j]
+        if k == V_FIXED:
+            continue
+        comp_aff += (mu[j] + a_aff * dmu_a[j]) * (zl[j] + a_aff * dzl_a[j])
+        if k == V_BOX:
+            comp_aff += (su[j] - a_aff * dmu_a[j]) * (zu[j] + a_aff * dzu_a[j])
+    mu_aff = comp_aff / max(n_c, 1)
+    sigma = (mu_aff / mu_c) ** 3 if mu_c > 0.0 else 0.0
+    sigma = min(sigma, 1.0)
+
+    # ---- corrector: centering and second-order terms
+    dmu = wm[W_DMU]
+    dzl = wm[W_DZL]
+    dzu = wm[W_DZU]
+    target = sigma * mu_c
+    for j in range(m):
+        k = vkind[j]
+        if k == V_FIXED:
+            rho[j] = 0.0
+            continue
+        rcl = target - mu[j] * zl[j] - dmu_a[j] * dzl_a[j]
+        r = -rd[j] + rcl / mu[j]
+        if k == V_BOX:
+            rcu = target - su[j] * zu[j] + dmu_a[j] * dzu_a[j]
+            r -= rcu / su[j]
+        rho[j] = r
+    _split_solve(X, A, U, S, l1w, sysf, sysi, iDe, rp, rho, dmu, dbeta, wm[W_T], wd[D_RHS])
+    for j in range(m):
+        k = vkind[j]
+        if k == V_FIXED:
+            dmu[j] = dzl[j] = dzu[j] = 0.0
+            continue
+        rcl = target - mu[j] * zl[j] - dmu_a[j] * dzl_a[j]
+        dzl[j] = (rcl - zl[j] * dmu[j]) / mu[j]
+        if k == V_BOX:
+            rcu = target - su[j] * zu[j] + dmu_a[j] * dzu_a[j]
+            dzu[j] = (rcu + zu[j] * dmu[j]) / su[j]
+        else:
+            dzu[j] = 0.0
+    a_max = _max_step(vkind, mu, su, zl, zu, dmu, dzl, dzu)
+
+    # ---- Gondzio's multiple centrality correctors while the step is short: move the
+    # complementarity products of a longer trial step into [0.1, 10] x the target, which
+    # removes the few products that block the step (Gondzio 1996).
+    cdmu = wm[W_DMU_A]
+    cdzl = wm[W_DZL_A]
+    cdzu = wm[W_DZU_A]
+    cdbeta = wd[D_DBETA_C]
+    zero_rp = wd[D_T]
+    for p in range(d):
+        zero_rp[p] = 0.0
+    for _ in range(MAX_CORRECTORS):
+        if a_max >= 0.9:
+            break
+        a_t = min(1.0, 1.5 * a_max + 0.1)
+        lo_t = 0.1 * target
+        hi_t = 10.0 * target
+        for j in range(m):
+            k = vkind[j]
+            if k == V_FIXED:
+                rho[j] = 0.0
+                cdzl[j] = cdzu[j] = 0.0
+                continue
+            v = (mu[j] + a_t * dmu[j]) * (zl[j] + a_t * dzl[j])
+            dv = lo_t - v if v < lo_t else (max(hi_t - v, -hi_t) if v > hi_t else 0.0)
+            cdzl[j] = dv  # the products' targets, kept for the multipliers below
+            r = dv / mu[j]
+            if k == V_BOX:
+                v = (su[j] - a_t * dmu[j]) * (zu[j] + a_t * dzu[j])
+                dv = lo_t - v if v < lo_t else (max(hi_t - v, -hi_t) if v > hi_t else 0.0)
+                cdzu[j] = dv
+                r -= dv / su[j]
+            else:
+                cdzu[j] = 0.0
+            rho[j] = r
+        _split_solve(
+            X, A, U, S, l1w, sysf, sysi, iDe, zero_rp, rho, cdmu, cdbeta, wm[W_T], wd[D_RHS]
+        )
+        for j in range(m):
+            k = vkind[j]
+            if k == V_FIXED:
+                cdmu[j] = 0.0
+                continue
+            cdzl[j] = (cdzl[j] - zl[j] * cdmu[j]) / mu[j]
+            cdzu[j] = (cdzu[j] + zu[j] * cdmu[j]) / su[j] if k == V_BOX else 0.0
+            cdmu[j] += dmu[j]
+            cdzl[j] += dzl[j]
+            cdzu[j] += dzu[j]
+        a_new = _max_step(vkind, mu, su, zl, zu, cdmu, cdzl, cdzu)
+        if a_new < a_max + 0.1 * (a_t - a_max):
+            break
+        a_max = a_new
+        for j in range(m):
+            dmu[j] = cdmu[j]
+            dzl[j] = cdzl[j]
+            dzu[j] = cdzu[j]
+        for p in range(d):
+            dbeta[p] += cdbeta[p]
+    eta = max(ETA_MIN, min(ETA_MAX, 1.0 - mu_c))
+    alpha = min(1.0, eta * a_max)
+    for j in range(m):
+        k = vkind[j]
+        if k == V_FIXED:
+            continue
+        mu[j] += alpha * dmu[j]
+        zl[j] += alpha * dzl[j]
+        if k == V_BOX:
+            su[j] -= alpha * dmu[j]
+            zu[j] += alpha * dzu[j]
+    for p in range(d):
+        beta[p] += alpha * dbeta[p]
+    fstate[F_RP] = rpmax
+    fstate[F_MU] = mu_c
+    fstate[F_ALPHA] = alpha
+    fstate[F_SIGMA] = sigma
+    fstate[F_RD] = rdmax
