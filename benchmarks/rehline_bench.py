@@ -112,6 +112,7 @@ for _var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS", "RAYO
 
 from ermviz.data import Dataset, load_dataset, preprocess  # noqa: E402
 from ermviz.methods.rehline import PlqProblem, ReHLineSolver  # noqa: E402
+from ermviz.reference import plq_cvxpy  # noqa: E402
 from solvers.tags import KERNEL_STATUS_NAMES, STATUS_RUNNING  # noqa: E402
 
 TARGET = 1e-6
@@ -267,49 +268,18 @@ def liblinear_stop(pb: PlqProblem, tol: float) -> Outcome:
 
 
 def cvx_stop(pb: PlqProblem, solver: str, opts: dict[str, Any]) -> Outcome:
-    import cvxpy as cp
-
-    b = cp.Variable(pb.d)
-    Xs = sp.csr_matrix(pb.X) if sp.issparse(pb.X) else pb.X
-    z = Xs @ b
-    obj = 0.5 * cp.sum_squares(b)
-    cons = []
-    for l_ in range(pb.L):
-        obj += cp.sum(cp.pos(cp.multiply(pb.U[:, l_], z) + pb.V[:, l_]))
-    for h in range(pb.H):
-        w = cp.multiply(pb.S[:, h], z) + pb.T[:, h]
-        tau = pb.tau[:, h]
-        if np.all(np.isinf(tau)):
-            obj += 0.5 * cp.sum_squares(cp.pos(w))
-            continue
-        a = cp.Variable(pb.n)
-        c = cp.Variable(pb.n)
-        cons += [c >= 0, a + c >= w]
-        obj += 0.5 * cp.sum_squares(a) + tau @ c
-    if pb.l1w.size:
-        obj += pb.l1w @ cp.abs(b)
-    if pb.K:
-        cons.append(pb.A @ b + pb.b >= 0)
-    prob = cp.Problem(cp.Minimize(obj), cons)
-    t0 = time.process_time()
-    try:
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            prob.solve(solver=solver, **opts)
-    except Exception as exc:  # a failing baseline is a result, not a crash
-        return Outcome(note=f"failed: {type(exc).__name__}")
-    dt = time.process_time() - t0
-    if b.value is None:
-        return Outcome(note=f"status {prob.status}")
-    beta = np.asarray(b.value).ravel()
-    st = prob.solver_stats.solve_time
-    iters = prob.solver_stats.num_iters or 0
+    res = plq_cvxpy(pb, solver, **opts)
+    if res.status.startswith("failed"):  # a failing baseline is a result, not a crash
+        return Outcome(note=res.status.split(":")[0] + ": " + res.status.split(":")[1].strip())
+    if res.beta is None:
+        return Outcome(note=f"status {res.status}")
+    st = res.solver_seconds
     return Outcome(
-        pb.objective(beta),
-        pb.infeasibility(beta),
-        int(iters),
-        dt,
-        f"{prob.status}, solver {st:.3g} s" if st else prob.status,
+        res.objective,
+        res.infeasibility,
+        res.iterations,
+        res.seconds,
+        f"{res.status}, solver {st:.3g} s" if st else res.status,
     )
 
 

@@ -33,6 +33,7 @@ from ermviz.methods.rehline import (
     plq_value,
 )
 from ermviz.problems import build_problem
+from ermviz.reference import TIGHT_CLARABEL, plq_cvxpy
 from ermviz.runner import Budget, Run
 
 cp = pytest.importorskip("cvxpy")
@@ -65,35 +66,10 @@ def _direct_loss(loss, y, z, *, epsilon=0.1, quantile=0.5, kappa=1.0):
 
 
 def _cvx_reference(pb: PlqProblem) -> float:
-    """P* by cvxpy + Clarabel, written from the problem's ReLU-ReHU pieces.
-
-    ``ReHU_tau(w) = min_{c >= 0} 0.5 (w - c)_+^2 + tau c``, i.e. ``0.5 a^2 + tau c`` with
-    ``a + c >= w``, ``c >= 0``.
-    """
-    b = cp.Variable(pb.d)
-    X = sp.csr_matrix(pb.X) if sp.issparse(pb.X) else pb.X
-    z = X @ b
-    obj = 0.5 * cp.sum_squares(b)
-    cons = []
-    for l_ in range(pb.L):
-        obj += cp.sum(cp.pos(cp.multiply(pb.U[:, l_], z) + pb.V[:, l_]))
-    for h in range(pb.H):
-        w = cp.multiply(pb.S[:, h], z) + pb.T[:, h]
-        tau = pb.tau[:, h]
-        if np.all(np.isinf(tau)):
-            obj += 0.5 * cp.sum_squares(cp.pos(w))
-            continue
-        a, c = cp.Variable(pb.n), cp.Variable(pb.n)
-        cons += [c >= 0, a + c >= w]
-        obj += 0.5 * cp.sum_squares(a) + tau @ c
-    if pb.l1w.size:
-        obj += pb.l1w @ cp.abs(b)
-    if pb.K:
-        cons.append(pb.A @ b + pb.b >= 0)
-    prob = cp.Problem(cp.Minimize(obj), cons)
-    prob.solve(solver=cp.CLARABEL, tol_gap_abs=1e-11, tol_gap_rel=1e-11, tol_feas=1e-11)
-    assert prob.status == "optimal", prob.status
-    return float(prob.value)
+    """P* by cvxpy + Clarabel at tight tolerances (:func:`ermviz.reference.plq_cvxpy`)."""
+    res = plq_cvxpy(pb, "CLARABEL", **TIGHT_CLARABEL)
+    assert res.status == "optimal", res.status
+    return res.objective
 
 
 def _solve(pb, tol=1e-9, **settings):
@@ -330,9 +306,10 @@ def test_kernel_layout_follows_density(monkeypatch):
 
 def test_cyclic_iterates_follow_rehline_package(real_data, monkeypatch):
     """Same start (zeros), cyclic order, no shrinking, the reference code's xi schedule
-    (``xi_block=epoch``): after 3 epochs our iterate is the package's to rounding, for a constraint block, ReHU pieces and the l1 block. phishing
-    is CSR of density 0.44, which the kernels take as a dense copy; the CSR kernels are
-    checked on it too (dense-copy threshold raised above 1)."""
+    (``xi_block=epoch``): after 3 epochs our iterate is the package's to rounding, for a
+    constraint block, ReHU pieces and the l1 block. phishing is CSR of density 0.44, which
+    the kernels take as a dense copy; the CSR kernels are checked on it too (dense-copy
+    threshold raised above 1)."""
     rehline = pytest.importorskip("rehline")
     phishing = preprocess(load_dataset("phishing", with_test=False), standardize=True)
     kin = preprocess(load_dataset("kin8nm", with_test=False), standardize=True)
