@@ -84,6 +84,9 @@ class Problem(ABC):
     title: ClassVar[str] = ""
     certificate_kind: ClassVar[str] = "fw_gap"
     settings_decl: ClassVar[tuple[Setting, ...]] = ()
+    #: The comparison worth racing on this problem, as ``(method, step rule)`` pairs: what
+    #: the dashboard's race becomes when the user switches to this problem.
+    default_race: ClassVar[tuple[tuple[str, str], ...]] = ()
 
     dataset: Any
     settings: dict[str, Any] = field(default_factory=dict)
@@ -119,6 +122,11 @@ class Problem(ABC):
         return {}
 
 
+#: Vanilla against away-step against pairwise FW, each with its exact line search: the
+#: lesson of Lacoste-Julien & Jaggi (2015), linear convergence of the last two.
+FW_RACE: tuple[tuple[str, str], ...] = (("fw", "exact"), ("afw", "exact"), ("pfw", "exact"))
+
+
 def _binary_metrics(y_true: np.ndarray, scores: np.ndarray) -> dict[str, float]:
     pred = np.where(scores >= 0.0, 1.0, -1.0)
     tp = float(np.sum((pred == 1) & (y_true == 1)))
@@ -139,6 +147,7 @@ class SvmDual(Problem):
 
     name: ClassVar[str] = "svm-dual"
     title: ClassVar[str] = "L2-SVM dual over the simplex"
+    default_race: ClassVar[tuple[tuple[str, str], ...]] = FW_RACE
     settings_decl: ClassVar[tuple[Setting, ...]] = (
         Setting("C", "float", 1.0, "penalty on the squared slacks", low=0.0, low_open=True),
         Setting(
@@ -229,6 +238,7 @@ class LogregL1(Problem):
 
     name: ClassVar[str] = "logreg-l1"
     title: ClassVar[str] = "l1-constrained logistic regression"
+    default_race: ClassVar[tuple[tuple[str, str], ...]] = FW_RACE
     settings_decl: ClassVar[tuple[Setting, ...]] = (
         Setting("radius", "float", 1.0, "radius of the l1 ball", low=0.0, low_open=True),
         Setting("intercept", "bool", False, "append a constant-1 feature (inside the ball)"),

@@ -383,13 +383,22 @@ def _select_free(bn2, D, vkind, iDe, sysi, ratio):
                 sysi[1 + k] = j
                 k += 1
     else:
+        # The cap largest ratios: a partition finds the cap-th largest in O(m) (a full sort
+        # of all m ratios cost more than the rest of the iteration on unscaled cadata).
         key = np.empty(m)
         for j in range(m):
-            key[j] = -bn2[j] / D[j] if vkind[j] != V_FIXED else 0.0
-        order = np.argsort(key)
-        count = cap
-        for k in range(cap):
-            sysi[1 + k] = order[k]
+            key[j] = bn2[j] / D[j] if vkind[j] != V_FIXED else 0.0
+        cut = np.partition(key, m - cap)[m - cap]
+        k = 0
+        for j in range(m):
+            if key[j] > cut and k < cap:
+                sysi[1 + k] = j
+                k += 1
+        for j in range(m):  # ties at the cut fill what is left
+            if key[j] == cut and k < cap:
+                sysi[1 + k] = j
+                k += 1
+        count = k
     sysi[0] = count
     for k in range(count):
         iDe[sysi[1 + k]] = 0.0

@@ -19,6 +19,7 @@ from ermviz.app import urlstate
 from ermviz.app.model import DashboardModel, RunSpec
 from ermviz.app.streaming import FLOOR, Streamer, geometry_for, thin_rows
 from ermviz.errors import SettingError
+from ermviz.problems import PROBLEMS
 
 
 def make_model(**params) -> DashboardModel:
@@ -90,6 +91,34 @@ def test_add_duplicate_remove_and_settings_from_declarations():
     assert m.specs[2].settings == {}
 
 
+def test_each_problem_races_its_declared_comparison():
+    for name, cls in PROBLEMS.items():
+        race = [(s.method, s.step) for s in model_mod.default_specs(name)]
+        assert race == list(cls.default_race), name  # declared, and every run solves it
+    assert [(s.method, s.step) for s in make_model(problem="plq").specs] == [
+        ("rehline", "cd"),
+        ("ipm", "newton"),
+    ]
+
+
+def test_switching_problem_replaces_a_race_that_cannot_solve_it():
+    m = make_model()
+    m.problem = "plq"  # FW runs do not solve plq: coordinate descent vs interior point
+    assert [(s.method, s.step) for s in m.specs] == [("rehline", "cd"), ("ipm", "newton")]
+    m.problem = "nonconvex-l1"
+    assert [s.method for s in m.specs] == ["tufw", "fw-nc", "spider-fw"]
+    m.problem = "svm-dual"
+    assert [(s.method, s.step) for s in m.specs] == list(PROBLEMS["svm-dual"].default_race)
+    # A race that solves the new problem is the user's: kept, settings included.
+    m.specs = [RunSpec(method="pfw", step="armijo", settings={"armijo_c": 0.02})]
+    m.problem = "logreg-l1"
+    assert [s.as_tuple() for s in m.specs] == [("pfw", "armijo", (("armijo_c", 0.02),))]
+    # A dataset preset that changes the problem fits the race too.
+    m.problem = "plq"
+    m.dataset = "toy-2d"
+    assert m.problem == "logreg-l1" and [s.method for s in m.specs] == ["fw", "afw", "pfw"]
+
+
 def test_dataset_presets_apply_on_selection():
     m = make_model()
     m.dataset = "toy-2d"
@@ -157,6 +186,22 @@ def test_url_state_rejects_an_existing_file_path(tmp_path):
     path.write_text("1,2,1\n3,4,-1\n")
     with pytest.raises(urlstate.LinkError, match="catalog or bundled"):
         urlstate.decode(f"dataset={path}")
+
+
+def test_a_link_that_changes_the_problem_keeps_its_runs():
+    # urlstate.apply sets the problem (which fits the race to it) before the link's runs.
+    m = make_model()
+    query = "dataset=wdbc&problem=plq&p.constraint=fairness&run=ipm:newton:gap=relative"
+    assert urlstate.load(m, query) is None
+    assert [s.as_tuple() for s in m.specs] == [("ipm", "newton", (("gap", "relative"),))]
+    assert m.problem_settings == {"constraint": "fairness"}
+    other = make_model()
+    assert urlstate.load(other, urlstate.encode(m)) is None
+    assert urlstate.config(other) == urlstate.config(m)
+    # A link naming only the problem gets that problem's race.
+    m = make_model()
+    assert urlstate.load(m, "problem=plq") is None
+    assert [s.method for s in m.specs] == ["rehline", "ipm"]
 
 
 def test_url_state_never_carries_an_upload(tmp_path):
@@ -347,6 +392,26 @@ def test_errors_become_run_status_and_notification_not_exceptions():
     slots = m.start()
     assert {s.status for s in slots} == {"error"} and "tol" in slots[0].message
     assert "tol" in m.notes[-1][1]
+
+
+def test_badly_scaled_plq_race_warns_once_naming_both_ways_out():
+    # Bundled wdbc unscaled: column norms 0.1 to 2.5e4, slow for coordinate descent.
+    m = make_model(dataset="wdbc", problem="plq", standardize=False, max_time=0.2)
+    m.duplicate_run(0)  # two rehline runs raise the same notice: shown once
+    m.start()
+    warnings = [msg for level, msg in m.notes if level == "warning"]
+    assert len(warnings) == 1 and m.messages.count(("warning", warnings[0])) == 1
+    # Both ways out, named as the dashboard's controls rather than command-line options.
+    assert "badly scaled" in warnings[0] and "--" not in warnings[0]
+    assert "'standardize features' checkbox" in warnings[0]
+    assert "a run with method ipm" in warnings[0]
+    m.stop()
+    # Standardized: no warning.
+    m.notes.clear()
+    m.standardize = True
+    m.start()
+    assert not [msg for level, msg in m.notes if level == "warning"]
+    m.stop()
 
 
 def test_upload_errors_are_notified_with_the_users_file_name(monkeypatch):

@@ -71,11 +71,18 @@ CHUNK_SECONDS = 0.01
 #: held by a descheduled event loop), at +5 about half of that.
 SOLVER_NICENESS = 5
 
-#: What the dashboard opens on (wdbc standardized, C = 1000, tol 1e-10; measured on 2 cores
-#: with the Gram-column cache, each run alone: PFW converges at about 2.6 s of solver time,
-#: AFW at about 3.6 s, while vanilla FW is still at a gap of ~3e-6 when the 10 s budget
-#: ends it; racing three runs on two cores stretches that by about half).
-DEFAULT_RACE = (("fw", "exact"), ("afw", "exact"), ("pfw", "exact"))
+# The dashboard opens on svm-dual's default race, FW vs AFW vs PFW (wdbc standardized,
+# C = 1000, tol 1e-10; measured on 2 cores with the Gram-column cache, each run alone: PFW
+# converges at about 2.6 s of solver time, AFW at about 3.6 s, while vanilla FW is still at
+# a gap of ~3e-6 when the 10 s budget ends it; racing three runs on two cores stretches
+# that by about half).
+
+#: Command-line wording in solver notices (written for the CLI, see ``Solver.notices``) and
+#: the dashboard control doing the same; the criterion stays with the method.
+_CLI_TO_DASHBOARD = (
+    (re.compile(r"--standardize\b"), "the 'standardize features' checkbox"),
+    (re.compile(r"--method ([\w-]+)"), r"a run with method \1"),
+)
 
 # Suggested set-ups applied when the user picks a dataset (not when a link sets one).
 _RACE_PRESET: dict[str, Any] = {
@@ -172,6 +179,27 @@ def _panel_notifier(level: str, message: str) -> None:
     notifications = getattr(pn.state, "notifications", None)
     if notifications is not None:
         getattr(notifications, level, notifications.info)(message, duration=8000)
+
+
+def dashboard_wording(notice: str) -> str:
+    """``notice`` with its command-line options named as the dashboard's controls."""
+    for pattern, words in _CLI_TO_DASHBOARD:
+        notice = pattern.sub(words, notice)
+    return notice
+
+
+def default_specs(problem: str) -> list[RunSpec]:
+    """New run specs for ``problem``'s declared default race (``Problem.default_race``);
+    a problem declaring none races its first method alone."""
+    race = [
+        (m, s)
+        for m, s in get_problem(problem).default_race
+        if m in METHODS and problem in METHODS[m].problems
+    ]
+    if not race:
+        first = next((m for m, spec in METHODS.items() if problem in spec.problems), None)
+        race = [(first, METHODS[first].step)] if first is not None else []
+    return [RunSpec(method=m, step=s) for m, s in race]
 
 
 def settings_of(method: str, step: str) -> list[Setting]:
@@ -446,11 +474,7 @@ class DashboardModel(param.Parameterized):
         elif self.dataset not in names:
             self.dataset = names[0]
         self._watched: set[int] = set()
-        self.specs = (
-            list(specs)
-            if specs is not None
-            else [RunSpec(method=m, step=s) for m, s in DEFAULT_RACE]
-        )
+        self.specs = list(specs) if specs is not None else default_specs(self.problem)
         if "problem_settings" not in params and dataset is None:
             self.problem_settings = dict(DATASET_PRESETS["wdbc"]["problem_settings"])
         self.notifier = notifier if notifier is not None else _panel_notifier
@@ -491,6 +515,7 @@ class DashboardModel(param.Parameterized):
         names = {e.name for e in events}
         if "problem" in names:
             self._drop_undeclared_problem_settings()
+            self._fit_race_to_problem()
         if "dataset" in names and not self._quiet:
             self.apply_preset(self.dataset)
         self.revision += 1
@@ -500,6 +525,14 @@ class DashboardModel(param.Parameterized):
         kept = {k: v for k, v in self.problem_settings.items() if k in declared}
         if kept != self.problem_settings:
             self.problem_settings = kept
+
+    def _fit_race_to_problem(self) -> None:
+        # A race with a run that cannot solve the new problem becomes that problem's own
+        # comparison (not N copies of one method). A link sets its runs after its problem,
+        # so its runs replace this default.
+        solving = set(self.methods_for_problem())
+        if any(spec.method not in solving for spec in self.specs):
+            self.specs = default_specs(self.problem)
 
     def quietly(self) -> _Quiet:
         """Context manager: set parameters without applying dataset presets (links)."""
@@ -676,6 +709,11 @@ class DashboardModel(param.Parameterized):
             else:
                 for slot in errors:
                     self.notify(f"{slot.label}: {slot.error}")
+        # Set-up warnings (e.g. badly scaled features for coordinate descent), once each
+        # even when several runs of the race raise the same one.
+        notices = (n for s in slots if s.run is not None for n in s.run.solver.notices)
+        for notice in dict.fromkeys(notices):
+            self.notify(dashboard_wording(notice), "warning")
 
     def start_runs(self) -> None:
         """Start every built run of the race that has not started yet."""

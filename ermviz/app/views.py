@@ -802,8 +802,9 @@ class Dashboard:
         g = functools.partial(guard, m)
         methods = m.methods_for_problem() or list(METHODS)
         if spec.method not in methods:
-            # The problem changed under this run: switch it to a method that solves it.
-            spec.method = methods[0]
+            # The model fits the race to a new problem; a run set directly (Python API) that
+            # still does not solve it is shown as is, and Start reports why it cannot run.
+            methods = [*methods, spec.method]
         method = pn.widgets.Select(
             label="method",
             options={f"{k}: {METHODS[k].title}": k for k in methods if k in METHODS},

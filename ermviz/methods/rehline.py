@@ -274,6 +274,9 @@ class PlqProblem(Problem):
     name: ClassVar[str] = "plq"
     title: ClassVar[str] = "PLQ ERM: ReLU-ReHU loss, ridge (+ l1), linear constraints"
     certificate_kind: ClassVar[str] = "duality_gap"
+    # Coordinate descent against interior point: cheap epochs and a rate that depends on
+    # the data's scaling, against few expensive Newton steps that do not care.
+    default_race: ClassVar[tuple[tuple[str, str], ...]] = (("rehline", "cd"), ("ipm", "newton"))
     settings_decl: ClassVar[tuple[Setting, ...]] = (
         Setting(
             "preset",
@@ -758,6 +761,9 @@ class GapReading:
     certificate: float
     infeasibility: float
     resolution: float
+    #: False for a relative gap whose dual value is not positive: ``gap / max(|P|, |D|)``
+    #: is then only a scale, not a bound on ``(P - P*) / P*``.
+    bound: bool = True
 
     @property
     def finite(self) -> bool:
@@ -774,12 +780,15 @@ def read_gap(out: np.ndarray, relative: bool) -> GapReading:
         scale = relative_scale(primal, dual)
         cert /= scale
         res /= scale
-    return GapReading(primal, dual, cert, float(out[kern.E_INFEAS]), res)
+    bound = not relative or dual > 0.0 or primal < 0.0
+    return GapReading(primal, dual, cert, float(out[kern.E_INFEAS]), res, bound)
 
 
 class BestPoint:
     """The best certified point a run has seen: the feasible row with the smallest
-    certificate, with its coefficients (reported when a run ends unconverged)."""
+    certificate, with its coefficients (reported when a run ends unconverged). Rows whose
+    certificate is a bound rank before rows whose relative certificate is only a scale
+    (dual value <= 0: the start, or a run on badly scaled data whose dual barely moves)."""
 
     def __init__(self, feas_tol: float) -> None:
         self.feas_tol = feas_tol
@@ -790,7 +799,10 @@ class BestPoint:
     def offer(self, reading: GapReading, iteration: int, beta: np.ndarray) -> None:
         if not reading.finite or reading.infeasibility > self.feas_tol:
             return
-        if self.reading is None or reading.certificate < self.reading.certificate:
+        if self.reading is None or (not reading.bound, reading.certificate) < (
+            not self.reading.bound,
+            self.reading.certificate,
+        ):
             self.reading = reading
             self.iteration = iteration
             self.beta = beta.copy()
@@ -816,7 +828,10 @@ def gap_status(reading: GapReading, tol: float, feas_tol: float) -> tuple[int, s
 def end_row_values(best: BestPoint, reading: GapReading) -> GapReading:
     """What a final row reports: ``reading``, or the best certified point when that is
     better (an unconverged run ends on the best point it saw)."""
-    if best.reading is not None and best.reading.certificate < reading.certificate:
+    if best.reading is not None and (not best.reading.bound, best.reading.certificate) < (
+        not reading.bound,
+        reading.certificate,
+    ):
         return best.reading
     return reading
 

@@ -89,6 +89,13 @@ class NonconvexL1(LogregL1):
     name: ClassVar[str] = "nonconvex-l1"
     title: ClassVar[str] = "l1-constrained non-convex (bounded-loss) classification"
     certificate_kind: ClassVar[str] = "fw_gap (stationarity)"
+    # TUFW against the exact-gradient FW baseline and a variance-reduced stochastic FW,
+    # each with its non-convex step (Xiong & Freund's Table C-3 comparison).
+    default_race: ClassVar[tuple[tuple[str, str], ...]] = (
+        ("tufw", "taylor-adaptive"),
+        ("fw-nc", "nonconvex"),
+        ("spider-fw", "nonconvex"),
+    )
     settings_decl: ClassVar[tuple[Setting, ...]] = (
         *LogregL1.settings_decl,
         Setting(
