@@ -34,6 +34,12 @@ of iterative refinement on the full system follows each solve. Cost per iteratio
 ``O(nnz(X) + sum_i nnz(x_i)^2 + d^3)`` for CSR data, ``O(n d^2 + d^3)`` for dense data
 (the product through BLAS).
 
+Wide data (``m < d`` dual variables, no l1 term, few constraint rows): the same step in
+the n-side form ``(B^T B + D) dmu = rho + B^T rp``, ``dbeta = B dmu - rp``
+(:func:`_nside_solve`), with ``B^T B`` (m x m; ``x_i^T x_j`` scaled by the pieces' slopes)
+formed once by the caller and only its diagonal changing: ``O(m^3)`` per iteration
+instead of ``O(d^3)``, and no ``D^-1``, so no free set is needed.
+
 Kernel contract: state in caller-owned arrays mutated in place; :func:`iterate` runs one
 iteration; ``@njit(cache=True, nogil=True)``; dense or CSR ``X`` (and CSR ``A``)
 dispatched at compile time by :mod:`solvers.linalg`.
@@ -247,6 +253,52 @@ def _chol_solve(Lc, scale, r, out):
 
 
 @njit(cache=True, nogil=True)
+def _factor_nside(BtB, D, vkind, scale, Lc):
+    """Cholesky factor of ``S (B^T B + diag(D)) S`` into ``Lc`` (``S`` scales it to unit
+    diagonal); a fixed variable's row and column are the identity's (its step is 0)."""
+    m = BtB.shape[0]
+    for j in range(m):
+        scale[j] = 1.0 if vkind[j] == V_FIXED else 1.0 / math.sqrt(BtB[j, j] + D[j])
+    E = np.empty((m, m))
+    for p in range(m):
+        fixed_p = vkind[p] == V_FIXED
+        for q in range(m):
+            if fixed_p or vkind[q] == V_FIXED:
+                E[p, q] = 1.0 if p == q else 0.0
+            else:
+                g = BtB[p, q] + (D[p] if p == q else 0.0)
+                E[p, q] = g * scale[p] * scale[q]
+    Lc[:, :] = np.linalg.cholesky(E)
+
+
+@njit(cache=True, nogil=True)
+def _nside_solve(X, A, U, S, l1w, Lc, scale, vkind, rp, rho, dmu, dbeta, wm_t):
+    """Solve ``dbeta - B dmu = -rp``, ``B^T dbeta + D dmu = rho`` in the n-side form:
+    ``(B^T B + D) dmu = rho + B^T rp``, then ``dbeta = B dmu - rp``. No ``D^-1`` appears,
+    so tiny ``D_j`` (free duals) need no special treatment; used when the dual has fewer
+    variables than the primal (wide data)."""
+    btmul(X, A, U, S, l1w, rp, wm_t)
+    for j in range(rho.shape[0]):
+        wm_t[j] = 0.0 if vkind[j] == V_FIXED else rho[j] + wm_t[j]
+    _chol_solve(Lc, scale, wm_t, dmu)
+    for j in range(rho.shape[0]):
+        if vkind[j] == V_FIXED:
+            dmu[j] = 0.0
+    bmul(X, A, U, S, l1w, dmu, dbeta)
+    for p in range(dbeta.shape[0]):
+        dbeta[p] -= rp[p]
+
+
+@njit(cache=True, nogil=True)
+def _newton_solve(nside, X, A, U, S, l1w, sysf, sysi, iDe, vkind, rp, rho, dmu, dbeta, wm_t, wd_t):
+    """One solve with the factors of this iteration: n-side form or split d-side form."""
+    if nside:
+        _nside_solve(X, A, U, S, l1w, sysf[0], sysf[1], vkind, rp, rho, dmu, dbeta, wm_t)
+    else:
+        _split_solve(X, A, U, S, l1w, sysf, sysi, iDe, rp, rho, dmu, dbeta, wm_t, wd_t)
+
+
+@njit(cache=True, nogil=True)
 def _column(X, A, U, S, l1w, j, out):
     """``out = b_j``, column ``j`` of ``B`` (variable layout of :func:`bmul`)."""
     K = A[2].shape[0] - 1
@@ -405,90 +457,16 @@ def _select_free(bn2, D, vkind, iDe, sysi, ratio):
 
 
 @njit(cache=True, nogil=True)
-def iterate(
-    X,
-    A,
-    U,
-    S,
-    l1w,
-    dg,
-    cost,
-    vkind,
-    bn2,
-    beta,
-    mu,
-    su,
-    zl,
-    zu,
-    beta_mu,
-    rp,
-    wm,
-    wd,
-    M,
-    Y,
-    sysf,
-    sysi,
-    fstate,
-):
-    """One Mehrotra predictor-corrector iteration on the dual box QP (module docstring).
-
-    Parameters
-    ----------
-    X : dense (n, d) array or CSR triple; A : CSR triple (K, d) (K may be 0).
-    U : (n, L), S : (n, H) piece slopes; l1w : (d,) l1 weights or empty.
-    dg : (m,) 1 for ReHU duals else 0; cost : (m,) linear term c; vkind : (m,) int8
-        ``V_FIXED``, ``V_LOWER`` or ``V_BOX``; bn2 : (m,) ``||b_j||^2``.
-    beta : (d,) the primal iterate; mu, su, zl, zu : (m,) the dual iterate (``su = hi -
-        mu`` on boxed variables): the state, updated in place.
-    beta_mu, rp : (d,) out: ``B mu`` and the primal residual ``beta - B mu`` at the start
-        of the iteration (before the step).
-    wm : (N_WM, m), wd : (N_WD, d), M : (d, d) scratch; Y : (n, d) scratch for dense X
-        (any 2-D array for CSR).
-    sysf : tuple ``(Lc (d, d), scale (d,), Bf (F, d), C (F, d), LF (F, F), scaleF (F,))``
-        and sysi : (1 + F,) int64: the factors of the split Newton system
-        (:func:`_split_solve`), ``F`` the largest size of the free set.
-    fstate : (N_FSTATE,) out: complementarity, step, sigma, residual, size of ``F``.
-    """
+def _factor_dside(X, A, U, S, l1w, vkind, bn2, D, iDe, M, Y, wm, wd, sysf, sysi):
+    """The factors of the split d-side form: the free set ``F`` (``sysi``), the factor of
+    ``M_b = I + B_b D_b^-1 B_b^T`` and that of the Schur complement on ``F``
+    (:func:`_split_solve`)."""
     Lc, scale, Bf, C, LF, scaleF = sysf
-    m = mu.shape[0]
-    d = beta.shape[0]
+    d = M.shape[0]
     K = A[2].shape[0] - 1
     n = U.shape[0]
     L = U.shape[1]
     H = S.shape[1]
-    grad = wm[W_GRAD]
-    rd = wm[W_RD]
-    D = wm[W_D]
-    rho = wm[W_RHO]
-    iDe = wm[W_IDE]
-    bmul(X, A, U, S, l1w, mu, beta_mu)
-    rpmax = 0.0
-    for p in range(d):
-        rp[p] = beta[p] - beta_mu[p]
-        rpmax = max(rpmax, abs(rp[p]))
-    gradient_at(X, A, U, S, l1w, dg, cost, vkind, mu, beta, grad)
-    comp = 0.0
-    n_c = 0
-    rdmax = 0.0
-    for j in range(m):
-        k = vkind[j]
-        if k == V_FIXED:
-            rd[j] = 0.0
-            D[j] = 1.0
-            continue
-        rd[j] = grad[j] - zl[j] + (zu[j] if k == V_BOX else 0.0)
-        rdmax = max(rdmax, abs(rd[j]))
-        comp += mu[j] * zl[j]
-        n_c += 1
-        dj = dg[j] + zl[j] / mu[j]
-        if k == V_BOX:
-            comp += su[j] * zu[j]
-            n_c += 1
-            dj += zu[j] / su[j]
-        D[j] = dj
-    mu_c = comp / max(n_c, 1)
-
-    # ---- the free set F and M_b = I + B_b D_b^-1 B_b^T
     _select_free(bn2, D, vkind, iDe, sysi, FREE_RATIO)
     nf = sysi[0]
     for p in range(d):
@@ -526,7 +504,99 @@ def iterate(
             for p in range(d):
                 C[k, p] = wd[D_RHS][p]
         _factor_stacked(C[:nf], D, sysi[1 : 1 + nf], scaleF[:nf], LF[:nf, :nf])
-    fstate[F_NFREE] = nf
+
+
+@njit(cache=True, nogil=True)
+def iterate(
+    X,
+    A,
+    U,
+    S,
+    l1w,
+    dg,
+    cost,
+    vkind,
+    bn2,
+    beta,
+    mu,
+    su,
+    zl,
+    zu,
+    beta_mu,
+    rp,
+    wm,
+    wd,
+    M,
+    Y,
+    sysf,
+    sysi,
+    fstate,
+    nside,
+):
+    """One Mehrotra predictor-corrector iteration on the dual box QP (module docstring).
+
+    Parameters
+    ----------
+    X : dense (n, d) array or CSR triple; A : CSR triple (K, d) (K may be 0).
+    U : (n, L), S : (n, H) piece slopes; l1w : (d,) l1 weights or empty.
+    dg : (m,) 1 for ReHU duals else 0; cost : (m,) linear term c; vkind : (m,) int8
+        ``V_FIXED``, ``V_LOWER`` or ``V_BOX``; bn2 : (m,) ``||b_j||^2``.
+    beta : (d,) the primal iterate; mu, su, zl, zu : (m,) the dual iterate (``su = hi -
+        mu`` on boxed variables): the state, updated in place.
+    beta_mu, rp : (d,) out: ``B mu`` and the primal residual ``beta - B mu`` at the start
+        of the iteration (before the step).
+    wm : (N_WM, m), wd : (N_WD, d), M : (d, d) scratch; Y : (n, d) scratch for dense X
+        (any 2-D array for CSR).
+    sysf : tuple ``(Lc (d, d), scale (d,), Bf (F, d), C (F, d), LF (F, F), scaleF (F,))``
+        and sysi : (1 + F,) int64: the factors of the split Newton system
+        (:func:`_split_solve`), ``F`` the largest size of the free set.
+    fstate : (N_FSTATE,) out: complementarity, step, sigma, residual, size of ``F``.
+    nside : bool
+        Solve the Newton systems in the n-side form (:func:`_nside_solve`): then ``M``
+        holds ``B^T B`` (m, m), constant, ``sysf`` is ``(Lc (m, m), scale (m,), ...)`` and
+        the free set is not used.
+    """
+    Lc, scale = sysf[0], sysf[1]
+    m = mu.shape[0]
+    d = beta.shape[0]
+    grad = wm[W_GRAD]
+    rd = wm[W_RD]
+    D = wm[W_D]
+    rho = wm[W_RHO]
+    iDe = wm[W_IDE]
+    bmul(X, A, U, S, l1w, mu, beta_mu)
+    rpmax = 0.0
+    for p in range(d):
+        rp[p] = beta[p] - beta_mu[p]
+        rpmax = max(rpmax, abs(rp[p]))
+    gradient_at(X, A, U, S, l1w, dg, cost, vkind, mu, beta, grad)
+    comp = 0.0
+    n_c = 0
+    rdmax = 0.0
+    for j in range(m):
+        k = vkind[j]
+        if k == V_FIXED:
+            rd[j] = 0.0
+            D[j] = 1.0
+            continue
+        rd[j] = grad[j] - zl[j] + (zu[j] if k == V_BOX else 0.0)
+        rdmax = max(rdmax, abs(rd[j]))
+        comp += mu[j] * zl[j]
+        n_c += 1
+        dj = dg[j] + zl[j] / mu[j]
+        if k == V_BOX:
+            comp += su[j] * zu[j]
+            n_c += 1
+            dj += zu[j] / su[j]
+        D[j] = dj
+    mu_c = comp / max(n_c, 1)
+
+    if nside:
+        sysi[0] = 0
+        _factor_nside(M, D, vkind, scale, Lc)
+    else:
+        _factor_dside(X, A, U, S, l1w, vkind, bn2, D, iDe, M, Y, wm, wd, sysf, sysi)
+    fstate[F_NFREE] = sysi[0]
 
     # ---- predictor (affine scaling): rho = -grad
     dmu_a = wm[W_DMU_A]
@@ -535,7 +605,9 @@ def iterate(
     for j in range(m):
         rho[j] = -grad[j] if vkind[j] != V_FIXED else 0.0
     dbeta = wd[D_DBETA]
-    _split_solve(X, A, U, S, l1w, sysf, sysi, iDe, rp, rho, dmu_a, dbeta, wm[W_T], wd[D_RHS])
+    _newton_solve(
+        nside, X, A, U, S, l1w, sysf, sysi, iDe, vkind, rp, rho, dmu_a, dbeta, wm[W_T], wd[D_RHS]
+    )
     for j in range(m):
         k = vkind[j]
         if k == V_FIXED:
@@ -572,7 +644,9 @@ def iterate(
             rcu = target - su[j] * zu[j] + dmu_a[j] * dzu_a[j]
             r -= rcu / su[j]
         rho[j] = r
-    _split_solve(X, A, U, S, l1w, sysf, sysi, iDe, rp, rho, dmu, dbeta, wm[W_T], wd[D_RHS])
+    _newton_solve(
+        nside, X, A, U, S, l1w, sysf, sysi, iDe, vkind, rp, rho, dmu, dbeta, wm[W_T], wd[D_RHS]
+    )
     for j in range(m):
         k = vkind[j]
         if k == V_FIXED:
@@ -621,8 +695,23 @@ def iterate(
             else:
                 cdzu[j] = 0.0
             rho[j] = r
-        _split_solve(
-            X, A, U, S, l1w, sysf, sysi, iDe, zero_rp, rho, cdmu, cdbeta, wm[W_T], wd[D_RHS]
+        _newton_solve(
+            nside,
+            X,
+            A,
+            U,
+            S,
+            l1w,
+            sysf,
+            sysi,
+            iDe,
+            vkind,
+            zero_rp,
+            rho,
+            cdmu,
+            cdbeta,
+            wm[W_T],
+            wd[D_RHS],
         )
         for j in range(m):
             k = vkind[j]

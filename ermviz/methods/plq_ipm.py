@@ -1,8 +1,9 @@
 """Interior-point method ``ipm`` for the ``plq`` problem (the ReHLine family's second method).
 
 A primal-dual interior-point method on the dual box QP of the PLQ problem, whose Newton
-steps reduce to one d x d system ``I + X^T diag(omega) X + A^T E A`` per iteration
-(kernels and references in :mod:`solvers.plq_ipm`). Where coordinate descent (``rehline``)
+steps reduce to one d x d system ``I + X^T diag(omega) X + A^T E A`` per iteration, or, on
+wide data (fewer dual variables m than features d, d > :data:`NSIDE_MIN_D`), to one m x m
+system ``B^T B + D`` (kernels and references in :mod:`solvers.plq_ipm`). Where coordinate descent (``rehline``)
 needs many cheap epochs and slows down on badly scaled features or on constraints that
 bind, the interior-point method takes some 15-60 expensive but scale-robust steps and
 converges superlinearly: racing the two shows the classic trade-off between first-order
@@ -33,6 +34,7 @@ import time
 from typing import Any
 
 import numpy as np
+import scipy.sparse as sp
 
 from ermviz.errors import SettingError
 from ermviz.methods.base import MethodSpec, Solver, StepRuleSpec
@@ -70,6 +72,12 @@ REFERENCE = (
 
 #: The d x d system is formed and factored densely up to this many features.
 MAX_DENSE_D = 6000
+#: Wide data: the m x m n-side system (m dual variables) replaces the d x d one when m < d
+#: and d exceeds this (a d x d factor then costs more than an m x m one; below it the
+#: d-side form, whose free-set split is the better tested path, is kept).
+NSIDE_MIN_D = 1000
+#: The n-side system is formed and factored densely up to this many dual variables.
+MAX_NSIDE_M = 6000
 #: The free set of the split Newton solve holds at most max(this, 2 d) variables.
 MIN_FREE_SET = 200
 #: Consecutive iterations with a step shorter than this end the run as stalled.
@@ -147,10 +155,14 @@ class PlqIpmSolver(Solver):
             raise TypeError(f"ipm solves the plq problem, not {problem.name}")
         settings = resolve_settings(IPM_SETTINGS, settings or {}, owner="ipm")
         self.problem = pb = problem
-        if pb.d > MAX_DENSE_D:
+        m_duals = pb.K + pb.n * (pb.L + pb.H) + 2 * pb.l1w.shape[0]
+        self.nside = bool(m_duals < pb.d and pb.d > NSIDE_MIN_D and m_duals <= MAX_NSIDE_M)
+        if pb.d > MAX_DENSE_D and not self.nside:
             raise SettingError(
-                f"ipm forms a dense {pb.d} x {pb.d} Newton matrix; it takes at most "
-                f"{MAX_DENSE_D} features (use --method rehline for wider data)"
+                f"ipm factors a dense {pb.d} x {pb.d} Newton matrix (at most {MAX_DENSE_D} "
+                f"features), or, for wide data, an m x m one over the m = {m_duals} dual "
+                f"variables (at most {MAX_NSIDE_M}, and fewer than the features); use "
+                "--method rehline for this problem"
             )
         self.tol = float(tol)
         self.relative = settings["gap"] == "relative"
@@ -181,19 +193,17 @@ class PlqIpmSolver(Solver):
         self.zu = np.zeros(m)
         self._wm = np.zeros((ipm.N_WM, m))
         self._wd = np.zeros((ipm.N_WD, d))
-        self._M = np.zeros((d, d))
         self._bn2 = self._column_norms()
-        nfree = int(min(m, max(MIN_FREE_SET, 2 * d)))
-        self._sysf = (
-            np.zeros((d, d)),
-            np.zeros(d),
-            np.zeros((nfree, d)),
-            np.zeros((nfree, d)),
-            np.zeros((nfree, nfree)),
-            np.zeros(nfree),
-        )
+        if self.nside:
+            self._M = self._btb()  # constant: only the diagonal D changes
+            nfree, size = 0, m
+            self._Y = np.zeros((1, 1))
+        else:
+            self._M = np.zeros((d, d))
+            nfree, size = int(min(m, max(MIN_FREE_SET, 2 * d))), d
+            self._Y = np.zeros((n, d)) if isinstance(self._X, np.ndarray) else np.zeros((1, 1))
+        self._sysf = _system_arrays(size, d, nfree)
         self._sysi = np.zeros(1 + nfree, dtype=np.int64)
-        self._Y = np.zeros((n, d)) if isinstance(self._X, np.ndarray) else np.zeros((1, 1))
         self._fstate = np.zeros(ipm.N_FSTATE)
         self.beta_var = np.zeros(d)  # the primal iterate of the method
         self.beta_mu = np.zeros(d)  # B mu
@@ -232,6 +242,28 @@ class PlqIpmSolver(Solver):
             else np.zeros(0)
         )
 
+    def _btb(self) -> np.ndarray:
+        """``B^T B`` (m, m), dense, from a sparse ``B^T`` in the variable layout of
+        :func:`solvers.plq_ipm.bmul` (rows: constraint duals, sample duals sample-major,
+        l1 pairs)."""
+        pb = self.problem
+        n, L, H = pb.n, pb.L, pb.H
+        X = sp.csr_matrix(pb.X)
+        # Row i * (L + H) + j of R is -U[i, j] x_i (j < L), then -S[i, j - L] x_i.
+        coef = -np.hstack([pb.U, pb.S]).ravel()
+        R = sp.diags(coef) @ X[np.repeat(np.arange(n), L + H)]
+        base = np.arange(n)[:, None] * (L + H)
+        lam = R[(base + np.arange(L)).ravel()]
+        gam = R[(base + L + np.arange(H)).ravel()]
+        w = pb.l1w
+        k = w.shape[0]
+        l1 = sp.csr_matrix(
+            (np.column_stack([-w, w]).ravel(), (np.arange(2 * k), np.repeat(np.arange(k), 2))),
+            shape=(2 * k, pb.d),
+        )
+        Bt = sp.vstack([sp.csr_matrix(pb.A), lam, gam, l1]).tocsr()
+        return np.ascontiguousarray((Bt @ Bt.T).toarray())
+
     def _warm_up(self) -> None:
         """Compile (or load from numba's cache) the kernels on a zero-sample copy, so that
         solver time excludes compilation."""
@@ -249,7 +281,7 @@ class PlqIpmSolver(Solver):
         U0, S0 = self._U[:0], self._S[:0]
         vk = np.full(m, ipm.V_LOWER, dtype=np.int8)
         mu = np.ones(m)
-        sysf = tuple(a.copy() for a in self._sysf)
+        sysf = _system_arrays(m, d, 0)
         ipm.iterate(
             X0,
             A0,
@@ -269,11 +301,12 @@ class PlqIpmSolver(Solver):
             np.zeros(d),
             np.zeros((ipm.N_WM, max(m, 1))),
             np.zeros((ipm.N_WD, d)),
-            np.zeros((d, d)),
+            np.ones((m, m)),  # B^T B of the one constraint row
             self._Y[:0] if isinstance(self._X, np.ndarray) else self._Y,
             sysf,
-            self._sysi.copy(),
+            np.zeros(1, dtype=np.int64),
             np.zeros(ipm.N_FSTATE),
+            True,  # the m x m path: no d x d factor on wide data; both paths compile
         )
         PL, PH = self._pieces
         kern.evaluate(
@@ -472,6 +505,7 @@ class PlqIpmSolver(Solver):
             self._sysf,
             self._sysi,
             f,
+            self.nside,
         )
         self._last = (float(f[ipm.F_MU]), float(f[ipm.F_ALPHA]))
         if not (np.isfinite(self.mu).all() and np.isfinite(self.zl).all()):
@@ -498,6 +532,19 @@ class PlqIpmSolver(Solver):
     @property
     def iteration(self) -> int:
         return self._k
+
+
+def _system_arrays(size: int, d: int, nfree: int) -> tuple[np.ndarray, ...]:
+    """Factor storage of :func:`solvers.plq_ipm.iterate`: ``(Lc (size, size), scale (size,),
+    Bf (nfree, d), C (nfree, d), LF (nfree, nfree), scaleF (nfree,))``."""
+    return (
+        np.zeros((size, size)),
+        np.zeros(size),
+        np.zeros((nfree, d)),
+        np.zeros((nfree, d)),
+        np.zeros((nfree, nfree)),
+        np.zeros(nfree),
+    )
 
 
 def _empty_rows(X: tuple[np.ndarray, np.ndarray, np.ndarray]) -> tuple:
