@@ -89,7 +89,9 @@ _RACE_PRESET: dict[str, Any] = {
     "problem": "svm-dual",
     "problem_settings": {},
     "tol": 1e-6,
-    "max_iter": 1_000_000,
+    # No iteration cap that could bind before the time budget (coordinate descent records
+    # ~30 000 rows a second on small data).
+    "max_iter": 100_000_000,
     "max_time": 30.0,
     "animate": False,
 }

@@ -3,11 +3,11 @@
 A primal-dual interior-point method on the dual box QP of the PLQ problem, whose Newton
 steps reduce to one d x d system ``I + X^T diag(omega) X + A^T E A`` per iteration, or, on
 wide data (fewer dual variables m than features d, d > :data:`NSIDE_MIN_D`), to one m x m
-system ``B^T B + D`` (kernels and references in :mod:`solvers.plq_ipm`). Where coordinate descent (``rehline``)
-needs many cheap epochs and slows down on badly scaled features or on constraints that
-bind, the interior-point method takes some 15-60 expensive but scale-robust steps and
-converges superlinearly: racing the two shows the classic trade-off between first-order
-and second-order methods.
+system ``B^T B + D`` (kernels and references in :mod:`solvers.plq_ipm`). Where coordinate
+descent (``rehline``) needs many cheap epochs and slows down on badly scaled features or
+on constraints that bind, the interior-point method takes some 10-60 expensive but
+scale-robust steps and converges superlinearly: racing the two shows the classic
+trade-off between first-order and second-order methods.
 
 Certificate (``duality_gap``, as for ``rehline``). At every iteration the dual point ``mu``
 is inside its box, so ``D(mu) = -L(mu)`` is a lower bound on ``P*``. The primal point is
