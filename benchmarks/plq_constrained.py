@@ -62,7 +62,7 @@ for _var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS", "RAYO
 from ermviz.data import load_dataset  # noqa: E402
 from ermviz.methods import build_solver  # noqa: E402
 from ermviz.methods.rehline import PlqProblem, scaling_notices  # noqa: E402
-from ermviz.reference import plq_cvxpy  # noqa: E402
+from ermviz.reference import plq_cvxpy, rehline_package_args  # noqa: E402
 from solvers.tags import KERNEL_STATUS_NAMES, STATUS_RUNNING  # noqa: E402
 
 FEAS = 1e-6
@@ -127,18 +127,7 @@ def package(pb: PlqProblem, tol: float, budget: float) -> Outcome:
     """``rehline.ReHLine_solver`` with growing iteration caps while within ``budget``."""
     from rehline import ReHLine_solver
 
-    args: dict[str, Any] = {
-        "U": pb.U.T.copy(),
-        "V": pb.V.T.copy(),
-        "S": pb.S.T.copy(),
-        "T": pb.T.T.copy(),
-        "Tau": pb.tau.T.copy(),
-    }
-    if pb.K:
-        args["A"] = pb.A.toarray()
-        args["b"] = pb.b.copy()
-    if pb.l1w.size:
-        args["rho"] = pb.l1w.copy()
+    args = rehline_package_args(pb)
     spent, cap, out = 0.0, 1000, Outcome("not run", math.nan)
     while True:
         with warnings.catch_warnings():

@@ -112,7 +112,7 @@ for _var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS", "RAYO
 
 from ermviz.data import Dataset, load_dataset, preprocess  # noqa: E402
 from ermviz.methods.rehline import PlqProblem, ReHLineSolver  # noqa: E402
-from ermviz.reference import plq_cvxpy  # noqa: E402
+from ermviz.reference import plq_cvxpy, rehline_package_args  # noqa: E402
 from solvers.tags import KERNEL_STATUS_NAMES, STATUS_RUNNING  # noqa: E402
 
 TARGET = 1e-6
@@ -197,26 +197,10 @@ def ours_capped(pb: PlqProblem, tol: float, k: int) -> Outcome:
     return Outcome(pb.objective(beta), pb.infeasibility(beta), int(s.istate[0]), cpu)
 
 
-def _rehline_args(pb: PlqProblem) -> dict[str, Any]:
-    args = {
-        "U": pb.U.T.copy(),
-        "V": pb.V.T.copy(),
-        "S": pb.S.T.copy(),
-        "T": pb.T.T.copy(),
-        "Tau": pb.tau.T.copy(),
-    }
-    if pb.K:
-        args["A"] = pb.A.toarray()
-        args["b"] = pb.b.copy()
-    if pb.l1w.size:
-        args["rho"] = pb.l1w.copy()
-    return args
-
-
 def rehline_capped(pb: PlqProblem, tol: float, k: int = 10**6) -> Outcome:
     from rehline import ReHLine_solver
 
-    args = _rehline_args(pb)
+    args = rehline_package_args(pb)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         t0 = time.process_time()

@@ -151,5 +151,24 @@ def plq_cvxpy(
     )
 
 
+def rehline_package_args(pb: Any) -> dict[str, Any]:
+    """Keyword arguments of ``rehline.ReHLine_solver`` (the ``rehline`` package, 0.1.4) for
+    ``pb``: its loss pieces sample-major (``U, V, S, T, Tau``), the constraints as a dense
+    ``A, b`` and the l1 weights as its native ``rho``."""
+    args: dict[str, Any] = {
+        "U": pb.U.T.copy(),
+        "V": pb.V.T.copy(),
+        "S": pb.S.T.copy(),
+        "T": pb.T.T.copy(),
+        "Tau": pb.tau.T.copy(),
+    }
+    if pb.K:
+        args["A"] = pb.A.toarray()
+        args["b"] = pb.b.copy()
+    if pb.l1w.size:
+        args["rho"] = pb.l1w.copy()
+    return args
+
+
 #: Clarabel options for a reference optimum (tolerances far below the 1e-6 the tests ask).
 TIGHT_CLARABEL = {"tol_gap_abs": 1e-11, "tol_gap_rel": 1e-11, "tol_feas": 1e-11}

@@ -235,14 +235,21 @@ def _factor_stacked(C, D, idx, scale, Lc):
 
 
 @njit(cache=True, nogil=True)
-def _chol_solve(Lc, scale, r, out):
-    """``out = M^-1 r`` from the factor of :func:`_factor` (two triangular solves)."""
+def _forward(Lc, scale, r, out):
+    """``out = L^-1 S r`` (forward substitution with the factor of :func:`_factor`)."""
     d = r.shape[0]
     for j in range(d):
         acc = r[j] * scale[j]
         for k in range(j):
             acc -= Lc[j, k] * out[k]
         out[j] = acc / Lc[j, j]
+
+
+@njit(cache=True, nogil=True)
+def _chol_solve(Lc, scale, r, out):
+    """``out = M^-1 r`` from the factor of :func:`_factor` (two triangular solves)."""
+    d = r.shape[0]
+    _forward(Lc, scale, r, out)
     for j in range(d - 1, -1, -1):
         acc = out[j]
         for k in range(j + 1, d):
@@ -369,17 +376,6 @@ def _split_solve(X, A, U, S, l1w, sysf, sysi, iDe, rp, rho, dmu, dbeta, wm_t, wd
         dmu[j] = (rho[j] - wm_t[j]) * iDe[j]
     for k in range(nf):
         dmu[fidx[k]] = xf[k]
-
-
-@njit(cache=True, nogil=True)
-def _forward(Lc, scale, r, out):
-    """``out = L^-1 S r`` (forward substitution with the factor of :func:`_factor`)."""
-    d = r.shape[0]
-    for j in range(d):
-        acc = r[j] * scale[j]
-        for k in range(j):
-            acc -= Lc[j, k] * out[k]
-        out[j] = acc / Lc[j, j]
 
 
 @njit(cache=True, nogil=True)

@@ -39,6 +39,7 @@ import scipy.sparse as sp
 from ermviz.errors import SettingError
 from ermviz.methods.base import MethodSpec, Solver, StepRuleSpec
 from ermviz.methods.rehline import (
+    CERTIFICATE_SETTINGS,
     BestPoint,
     GapReading,
     PlqProblem,
@@ -51,7 +52,7 @@ from ermviz.methods.rehline import (
     kernel_rows,
     read_gap,
 )
-from ermviz.settings import Setting, resolve_settings
+from ermviz.settings import resolve_settings
 from solvers import plq_ipm as ipm
 from solvers import rehline as kern
 from solvers.tags import (
@@ -88,23 +89,7 @@ FREE_PER_D = 1.0
 #: Consecutive iterations with a step shorter than this end the run as stalled.
 MIN_STEP = 1e-8
 
-IPM_SETTINGS = (
-    Setting(
-        "gap",
-        "choice",
-        "absolute",
-        "tol applies to the absolute duality gap or to the relative one (gap / D)",
-        choices=("absolute", "relative"),
-    ),
-    Setting(
-        "feas_tol",
-        "float",
-        1e-8,
-        "converge only when max constraint violation <= feas_tol",
-        low=0.0,
-        low_open=True,
-    ),
-)
+IPM_SETTINGS = CERTIFICATE_SETTINGS
 
 STEP_RULES: dict[str, StepRuleSpec] = {
     "newton": StepRuleSpec(

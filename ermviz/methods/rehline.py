@@ -985,17 +985,8 @@ STEP_RULES: dict[str, StepRuleSpec] = {
     "cd": StepRuleSpec("cd", "exact coordinate minimization", (), REFERENCE),
 }
 
-REHLINE_SETTINGS = (
-    Setting("shrink", "bool", True, "shrink the working sets (reference code's default)"),
-    Setting(
-        "order",
-        "choice",
-        "auto",
-        "coordinate order in each block: cyclic, random (new permutation every epoch), "
-        "auto = random with shrinking, cyclic without",
-        choices=("auto", "cyclic", "random"),
-    ),
-    Setting("seed", "int", 0, "seed of the random permutations", low=0),
+#: How ``tol`` applies to the duality gap: settings of every method of the family.
+CERTIFICATE_SETTINGS = (
     Setting(
         "gap",
         "choice",
@@ -1011,6 +1002,20 @@ REHLINE_SETTINGS = (
         low=0.0,
         low_open=True,
     ),
+)
+
+REHLINE_SETTINGS = (
+    Setting("shrink", "bool", True, "shrink the working sets (reference code's default)"),
+    Setting(
+        "order",
+        "choice",
+        "auto",
+        "coordinate order in each block: cyclic, random (new permutation every epoch), "
+        "auto = random with shrinking, cyclic without",
+        choices=("auto", "cyclic", "random"),
+    ),
+    Setting("seed", "int", 0, "seed of the random permutations", low=0),
+    *CERTIFICATE_SETTINGS,
     Setting(
         "xi_block",
         "choice",
