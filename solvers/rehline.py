@@ -408,7 +408,7 @@ def _lambda_relu1(
                     lam[i, 0] = new
                     row_axpy(X, i, -delta * u, beta)
                     changed += 1
-                    move2 += delta * delta / ic
+                    move2 += delta * delta * (u * u) * PL[i, 0]  # no division in the loop
         s += 1
     return s, m, pgmax, pgmin, move2, visited, changed
 
@@ -481,7 +481,7 @@ def _lambda_general(
                         z -= delta * u * q
                         total += delta * u
                         changed += 1
-                        move2 += delta * delta / ic
+                        move2 += delta * delta * (u * u) * PL[i, 0]  # no division in the loop
             if total != 0.0:
                 row_axpy(X, i, -total, beta)
         else:
@@ -523,7 +523,7 @@ def _lambda_general(
     return s, m, pgmax, pgmin, move2, visited, changed
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, inline="always")
 def _gamma_segment(
     X, PH, beta, gam, idx, s, m, budget, pgmax_old, pgmin_old, shrink, pgmax, pgmin, move2
 ):
@@ -565,9 +565,9 @@ def _gamma_segment(
                     z -= delta * sh * q
                     total += delta * sh
                     changed += 1
-                    move2 += delta * delta * sh * sh * q
         if total != 0.0:
             row_axpy(X, i, -total, beta)
+            move2 += total * total * q  # ||total x_i||^2, once per sample
         if shrink and all_shrink:
             m -= 1
             _swap(idx, s, m)
