@@ -413,7 +413,7 @@ def _lambda_relu1(
     return s, m, pgmax, pgmin, move2, visited, changed
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, inline="always")
 def _lambda_general(
     X,
     PL,
@@ -425,6 +425,7 @@ def _lambda_general(
     s,
     m,
     budget,
+    bounded,
     pgmax_old,
     pgmin_old,
     shrink,
@@ -432,15 +433,17 @@ def _lambda_general(
     pgmin,
     move2,
 ):
-    """Visit ``idx[s:m]`` (at most ``budget`` samples) of the lambda block: real samples
-    (all their ReLU pieces from one dot product, one combined axpy) and the l1 term's fake
-    samples ``n + j``. Arguments and returns as :func:`_lambda_relu1`."""
+    """Visit ``idx[s:m]`` (at most ``budget`` samples when ``bounded``) of the lambda
+    block: real samples (all their ReLU pieces from one dot product, one combined axpy)
+    and the l1 term's fake samples ``n + j``. Arguments and returns as
+    :func:`_lambda_relu1`; ``bounded`` is a constant at each inlined call (the budget test
+    costs ~4 % of an elastic-net quantile epoch on cadata and house_8L)."""
     n = PL.shape[0]
     n_pieces_l = (PL.shape[1] - 1) // 3
     visited = 0
     changed = 0
     samples = 0
-    while s < m and samples < budget:
+    while s < m and (not bounded or samples < budget):
         samples += 1
         if s + PF_FAR < m:
             j = idx[s + PF_FAR]
@@ -481,9 +484,9 @@ def _lambda_general(
                         z -= delta * u * q
                         total += delta * u
                         changed += 1
-                        move2 += delta * delta * (u * u) * PL[i, 0]  # no division in the loop
             if total != 0.0:
                 row_axpy(X, i, -total, beta)
+                move2 += total * total * q  # ||total x_i||^2, once per sample
         else:
             # Fake sample e_j: pieces ReLU(+w beta_j) and ReLU(-w beta_j), ||e_j||^2 = 1.
             j = i - n
@@ -513,8 +516,8 @@ def _lambda_general(
                         z -= delta * u
                         total += delta * u
                         changed += 1
-                        move2 += delta * delta * curv
             beta[j] -= total
+            move2 += total * total
         if shrink and all_shrink:
             m -= 1
             _swap(idx, s, m)
@@ -525,16 +528,32 @@ def _lambda_general(
 
 @njit(cache=True, inline="always")
 def _gamma_segment(
-    X, PH, beta, gam, idx, s, m, budget, pgmax_old, pgmin_old, shrink, pgmax, pgmin, move2
+    X,
+    PH,
+    beta,
+    gam,
+    idx,
+    s,
+    m,
+    budget,
+    pgmax_old,
+    pgmin_old,
+    shrink,
+    track,
+    pgmax,
+    pgmin,
+    move2,
 ):
     """Visit ``idx[s:m]`` (at most ``budget`` samples) of the gamma block: per sample one
     dot product, the ReHU pieces one after the other (``z`` kept exact), one combined
-    axpy. Arguments and returns as :func:`_lambda_relu1`."""
+    axpy. Arguments and returns as :func:`_lambda_relu1`; ``track=False`` (a constant at
+    the call) ignores ``budget`` and leaves ``move2`` as it is, for callers that need
+    neither (3-4 % of a Huber epoch on cadata and house_8L)."""
     n_pieces_h = (PH.shape[1] - 1) // 4
     visited = 0
     changed = 0
     samples = 0
-    while s < m and samples < budget:
+    while s < m and (not track or samples < budget):
         samples += 1
         if s + PF_FAR < m:
             j = idx[s + PF_FAR]
@@ -567,7 +586,8 @@ def _gamma_segment(
                     changed += 1
         if total != 0.0:
             row_axpy(X, i, -total, beta)
-            move2 += total * total * q  # ||total x_i||^2, once per sample
+            if track:
+                move2 += total * total * q  # ||total x_i||^2, once per sample
         if shrink and all_shrink:
             m -= 1
             _swap(idx, s, m)
@@ -676,6 +696,26 @@ def epoch(
                 pgmin_lam,
                 move2,
             )
+        elif interleave:
+            s, m, pgmax_lam, pgmin_lam, move2, nv, nc = _lambda_general(
+                X,
+                PL,
+                l1w,
+                beta,
+                lam,
+                lam1,
+                idx_lam,
+                s,
+                m,
+                every,
+                True,
+                pgmax_old,
+                pgmin_old,
+                shrink,
+                pgmax_lam,
+                pgmin_lam,
+                move2,
+            )
         else:
             s, m, pgmax_lam, pgmin_lam, move2, nv, nc = _lambda_general(
                 X,
@@ -688,6 +728,7 @@ def epoch(
                 s,
                 m,
                 every,
+                False,
                 pgmax_old,
                 pgmin_old,
                 shrink,
@@ -714,27 +755,52 @@ def epoch(
     # 0 whenever the other is active) leave a sample all-at-bounds only beyond the Huber
     # threshold: shrinking removes few samples there and its tests cost about a quarter of
     # the loop (cadata, house_8L), so that block is not shrunk (constant thresholds).
+    # The block is visited through one of two inlined copies: the first, for the common
+    # unconstrained multi-piece case (no shrinking of this block, no xi block between
+    # segments, no shrunk lambda block whose epochs need the movement of beta), has
+    # constant flags that fold the shrinking tests, the budget and the movement away.
     shrink_gam = shrink and (PH.shape[1] - 1) // 4 == 1
+    plain = not shrink_gam and not interleave and not (shrink and full_lam > 0)
     pgmax_old = fstate[F_PGMAX_GAM] if shrink_gam else _INF
     pgmin_old = fstate[F_PGMIN_GAM] if shrink_gam else -_INF
     s = 0
     while s < m:
-        s, m, pgmax_gam, pgmin_gam, move2, nv, nc = _gamma_segment(
-            X,
-            PH,
-            beta,
-            gam,
-            idx_gam,
-            s,
-            m,
-            every,
-            pgmax_old,
-            pgmin_old,
-            shrink_gam,
-            pgmax_gam,
-            pgmin_gam,
-            move2,
-        )
+        if plain:
+            s, m, pgmax_gam, pgmin_gam, move2, nv, nc = _gamma_segment(
+                X,
+                PH,
+                beta,
+                gam,
+                idx_gam,
+                s,
+                m,
+                every,
+                _INF,
+                -_INF,
+                False,
+                False,
+                pgmax_gam,
+                pgmin_gam,
+                move2,
+            )
+        else:
+            s, m, pgmax_gam, pgmin_gam, move2, nv, nc = _gamma_segment(
+                X,
+                PH,
+                beta,
+                gam,
+                idx_gam,
+                s,
+                m,
+                every,
+                pgmax_old,
+                pgmin_old,
+                shrink_gam,
+                True,
+                pgmax_gam,
+                pgmin_gam,
+                move2,
+            )
         visited += nv
         changed += nc
         if interleave:
@@ -950,6 +1016,79 @@ def pack_pieces(X, U, V, S, T, tau, PL, PH):
             PH[i, 4 + 4 * h] = 1.0 / (s * s * q + 1.0)
 
 
+@njit(cache=True, inline="always")
+def _gap_terms(X, PL, PH, A, b, l1w, beta, beta_mu, xi, lam, lam1, gam, out, with_size):
+    """The body of :func:`evaluate` and :func:`evaluate_sized`; ``with_size`` is a
+    constant at each inlined call, so the size terms cost nothing when not asked for."""
+    n = PL.shape[0]
+    n_pieces_l = (PL.shape[1] - 1) // 3
+    n_pieces_h = (PH.shape[1] - 1) // 4
+    d = beta.shape[0]
+    primal = 0.0
+    for j in range(d):
+        primal += beta[j] * beta[j]
+    primal *= 0.5
+    bnorm = math.sqrt(2.0 * primal)
+    # mag: the size of what the gap's terms are computed from (each margin z_i carries a
+    # rounding error of about eps ||x_i|| ||beta||), so that 4 eps mag bounds the rounding
+    # error of the computed gap.
+    mag = primal
+    gap = 0.0
+    if n_pieces_l + n_pieces_h > 0:
+        for i in range(n):
+            z = row_dot_long(X, i, beta)
+            zerr = 0.0
+            if with_size:
+                zerr = math.sqrt(PL[i, 0]) * bnorm
+            for l_ in range(n_pieces_l):
+                u = PL[i, 1 + 3 * l_]
+                w = u * z + PL[i, 2 + 3 * l_]
+                r = w if w > 0.0 else 0.0
+                lm = lam[i, l_]
+                primal += r
+                gap += r - lm * w
+                if with_size:
+                    mag += r + lm * (abs(w) + abs(u) * zerr)
+            for h in range(n_pieces_h):
+                sh = PH[i, 1 + 4 * h]
+                w = sh * z + PH[i, 2 + 4 * h]
+                r = _rehu(w, PH[i, 3 + 4 * h])
+                g = gam[i, h]
+                primal += r
+                gap += r - g * w + 0.5 * g * g
+                if with_size:
+                    mag += r + g * (abs(w) + abs(sh) * zerr) + 0.5 * g * g
+    for j in range(l1w.shape[0]):
+        w = l1w[j] * beta[j]
+        r = abs(w)
+        primal += r
+        gap += r - lam1[j, 0] * w + lam1[j, 1] * w
+        mag += 2.0 * r  # folded away when with_size is False (mag unused)
+    dist = 0.0
+    for j in range(d):
+        t = beta[j] - beta_mu[j]
+        dist += t * t
+    gap += 0.5 * dist
+    mag += 0.5 * dist
+    cert = gap
+    infeas = 0.0
+    for k in range(b.shape[0]):
+        r = row_dot(A, k, beta) + b[k]
+        gap += xi[k] * r
+        if with_size:
+            mag += abs(xi[k] * r) + xi[k] * math.sqrt(asq_of(A, k)) * bnorm
+        if r > 0.0:
+            cert += xi[k] * r
+        elif -r > infeas:
+            infeas = -r
+    if with_size:
+        out[E_MAG] = mag
+    out[E_PRIMAL] = primal
+    out[E_GAP] = gap
+    out[E_CERT] = cert
+    out[E_INFEAS] = infeas
+
+
 @njit(cache=True, nogil=True)
 def evaluate(X, PL, PH, A, b, l1w, beta, beta_mu, xi, lam, lam1, gam, out):
     """Primal objective, duality gap, certificate and infeasibility of a primal point and
@@ -963,76 +1102,17 @@ def evaluate(X, PL, PH, A, b, l1w, beta, beta_mu, xi, lam, lam1, gam, out):
     that way, term by term. Writes ``out[E_PRIMAL]`` = P(beta), ``out[E_GAP]`` = P(beta) +
     L(mu), ``out[E_CERT]`` (the gap with the constraint terms ``xi_k (a_k beta + b_k)``
     replaced by ``xi_k max(a_k beta + b_k, 0)``: >= the gap, equal to it when beta is
-    feasible), ``out[E_INFEAS]`` = ``max_k max(0, -(a_k beta + b_k))`` and
-    ``out[E_MAG]``, the size of the quantities the gap is computed from (its rounding
-    error is at most a few ``eps * E_MAG``: on raw features the gap of an optimal pair can
-    come out slightly negative). One pass over the rows of ``X`` and ``A``. Arguments as
-    in :func:`epoch`.
+    feasible) and ``out[E_INFEAS]`` = ``max_k max(0, -(a_k beta + b_k))``; ``out[E_MAG]``
+    is left as it is (:func:`evaluate_sized` writes it). One pass over the rows of ``X``
+    and ``A``. Arguments as in :func:`epoch`.
     """
-    n = PL.shape[0]
-    n_pieces_l = (PL.shape[1] - 1) // 3
-    n_pieces_h = (PH.shape[1] - 1) // 4
-    d = beta.shape[0]
-    primal = 0.0
-    for j in range(d):
-        primal += beta[j] * beta[j]
-    primal *= 0.5
-    bnorm = math.sqrt(2.0 * primal)
-    # mag: the size of what the gap's terms are computed from (each margin z_i carries a
-    # rounding error of about eps ||x_i|| ||beta||), so that 4 eps mag bounds the rounding
-    # error of the computed gap.
-    # out[E_MAG] < 0 on entry asks for the gap without mag (left at -1): the caller reuses
-    # an earlier size while the certificate is far above its resolution (mag costs ~40 %
-    # of an evaluation on 8-feature data).
-    want_mag = out[E_MAG] >= 0.0
-    mag = primal
-    gap = 0.0
-    if n_pieces_l + n_pieces_h > 0:
-        for i in range(n):
-            z = row_dot_long(X, i, beta)
-            zerr = math.sqrt(PL[i, 0]) * bnorm if want_mag else 0.0
-            for l_ in range(n_pieces_l):
-                u = PL[i, 1 + 3 * l_]
-                w = u * z + PL[i, 2 + 3 * l_]
-                r = w if w > 0.0 else 0.0
-                lm = lam[i, l_]
-                primal += r
-                gap += r - lm * w
-                if want_mag:
-                    mag += r + lm * (abs(w) + abs(u) * zerr)
-            for h in range(n_pieces_h):
-                sh = PH[i, 1 + 4 * h]
-                w = sh * z + PH[i, 2 + 4 * h]
-                r = _rehu(w, PH[i, 3 + 4 * h])
-                g = gam[i, h]
-                primal += r
-                gap += r - g * w + 0.5 * g * g
-                if want_mag:
-                    mag += r + g * (abs(w) + abs(sh) * zerr) + 0.5 * g * g
-    for j in range(l1w.shape[0]):
-        w = l1w[j] * beta[j]
-        r = abs(w)
-        primal += r
-        gap += r - lam1[j, 0] * w + lam1[j, 1] * w
-        mag += 2.0 * r
-    dist = 0.0
-    for j in range(d):
-        t = beta[j] - beta_mu[j]
-        dist += t * t
-    gap += 0.5 * dist
-    mag += 0.5 * dist
-    cert = gap
-    infeas = 0.0
-    for k in range(b.shape[0]):
-        r = row_dot(A, k, beta) + b[k]
-        gap += xi[k] * r
-        mag += abs(xi[k] * r) + xi[k] * math.sqrt(asq_of(A, k)) * bnorm
-        if r > 0.0:
-            cert += xi[k] * r
-        elif -r > infeas:
-            infeas = -r
-    out[E_MAG] = mag if want_mag else -1.0
-    out[E_PRIMAL] = primal
-    out[E_GAP] = gap
-    out[E_CERT] = cert
-    out[E_INFEAS] = infeas
+    _gap_terms(X, PL, PH, A, b, l1w, beta, beta_mu, xi, lam, lam1, gam, out, False)
+
+
+@njit(cache=True, nogil=True)
+def evaluate_sized(X, PL, PH, A, b, l1w, beta, beta_mu, xi, lam, lam1, gam, out):
+    """:func:`evaluate`, and ``out[E_MAG]``: the size of the quantities the gap is
+    computed from. Its rounding error is at most a few ``eps * E_MAG`` (on raw features
+    the gap of an optimal pair can come out slightly negative). The size costs ~40 % of an
+    evaluation on 8-feature data, so callers recompute it only near a decision."""
+    _gap_terms(X, PL, PH, A, b, l1w, beta, beta_mu, xi, lam, lam1, gam, out, True)

@@ -400,6 +400,51 @@ def test_reference_math_matches_kernel_records(regression):
     assert pb.certificate(beta) >= pb.objective(beta) - fstar - 1e-9
 
 
+def test_certificate_size_is_fresh_on_the_deciding_row(regression, monkeypatch):
+    """The size of the gap's terms (its rounding resolution, part of the certificate) is
+    reused between evaluations far from a decision; the row that ends the run carries a
+    fresh one, and both evaluation kernels agree on everything else."""
+    from solvers import rehline as kern
+
+    calls = {"evaluate": 0, "evaluate_sized": 0}
+    for name in calls:
+        inner = getattr(kern, name)
+
+        def counted(*a, _inner=inner, _name=name):
+            calls[_name] += 1
+            return _inner(*a)
+
+        monkeypatch.setattr(kern, name, counted)
+    pb = PlqProblem.build(regression, loss="qr", quantile=0.2, l1=0.3, constraint="monotone")
+    solver, run, frame = _solve(pb, tol=1e-8)
+    assert run.status == "converged"
+    assert calls["evaluate"] > 0 and calls["evaluate_sized"] > 0
+    args = (
+        solver._X,
+        *solver._pieces,
+        solver._A,
+        solver._b,
+        solver._l1w,
+        solver.beta,
+        solver.beta,
+        solver.xi,
+        solver.lam,
+        solver.lam1,
+        solver.gam,
+    )
+    plain = np.full(kern.N_EVAL, -7.0)
+    sized = np.zeros(kern.N_EVAL)
+    kern.evaluate(*args, plain)
+    kern.evaluate_sized(*args, sized)
+    assert plain[kern.E_MAG] == -7.0  # left as it was
+    for e in (kern.E_PRIMAL, kern.E_GAP, kern.E_CERT, kern.E_INFEAS):
+        assert plain[e] == sized[e]
+    assert sized[kern.E_PRIMAL] == pytest.approx(pb.objective(solver.iterate()), rel=1e-12)
+    assert sized[kern.E_MAG] >= abs(sized[kern.E_PRIMAL])
+    fresh = rehline_module.read_gap(sized, relative=True)
+    assert frame["certificate"].iloc[-1] == fresh.certificate
+
+
 def test_warm_start_from_solution_and_clipping(binary):
     pb = PlqProblem.build(binary, loss="svm", constraint="fairness", rho=0.01)
     solver = _solve(pb, tol=1e-10)[0]

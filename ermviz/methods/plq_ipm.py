@@ -299,7 +299,7 @@ class PlqIpmSolver(Solver):
             True,  # the m x m path: no d x d factor on wide data; both paths compile
         )
         PL, PH = self._pieces
-        kern.evaluate(
+        kern.evaluate_sized(
             self._X,
             PL[:0],
             PH[:0],
@@ -375,7 +375,7 @@ class PlqIpmSolver(Solver):
         mu = self.mu
         ipm.bmul(self._X, self._A, self._U, self._S, self._l1w, mu, self.beta_mu)
         self.beta = self._feasible(self.beta_var)
-        kern.evaluate(
+        kern.evaluate_sized(
             self._X,
             *self._pieces,
             self._A,
