@@ -443,6 +443,19 @@ def test_certificate_size_is_fresh_on_the_deciding_row(regression, monkeypatch):
     assert sized[kern.E_MAG] >= abs(sized[kern.E_PRIMAL])
     fresh = rehline_module.read_gap(sized, relative=True)
     assert frame["certificate"].iloc[-1] == fresh.certificate
+    # At the zero start the size is the primal value, which the sized kernel agrees with.
+    start = ReHLineSolver(pb, "cd", {"gap": "relative"}, 1e-8)
+    first = start._evaluate()
+    at0 = np.zeros(kern.N_EVAL)
+    kern.evaluate_sized(
+        *args[:6],
+        np.zeros_like(solver.beta),
+        np.zeros_like(solver.beta),
+        *(np.zeros_like(a) for a in args[8:]),
+        at0,
+    )
+    assert at0[kern.E_MAG] == at0[kern.E_PRIMAL]
+    assert first.resolution == rehline_module.read_gap(at0, relative=True).resolution
 
 
 def test_warm_start_from_solution_and_clipping(binary):

@@ -1155,6 +1155,7 @@ class ReHLineSolver(Solver):
         self._mag = -1.0  # size of the gap's terms at the last sized evaluation
         self._mag_reused = 0  # evaluations since then
         self._last_reading: GapReading | None = None
+        self._reading_before: GapReading | None = None  # the one before that
         self._rec = np.empty((256, len(self.columns)))
         self._start = settings["start"]
         self._fixed_point = False
@@ -1250,10 +1251,21 @@ class ReHLineSolver(Solver):
         last sized evaluation while :data:`MAG_FRESH` times the resolution stays below both
         the certificate and ``tol``, for at most :data:`MAG_REUSE_MAX` evaluations in a
         row. A reading that would end the run, or lands near the resolution, or is asked
-        for with ``decide`` (the caller ends the run on it), is sized afresh."""
-        prev = self._last_reading
+        for with ``decide`` (the caller ends the run on it), is sized afresh; at the zero
+        start the size is the primal value, without the sized kernel, and the next
+        evaluation is sized."""
+        prev, before = self._last_reading, self._reading_before
+        # The next certificate, extrapolated geometrically from the last two: when it is
+        # expected at tol, this evaluation is sized at once rather than evaluated twice.
+        end_expected = (
+            prev is not None
+            and before is not None
+            and 0.0 < prev.certificate < before.certificate
+            and prev.certificate * (prev.certificate / before.certificate) <= self.tol
+        )
         reuse = (
             not decide
+            and not end_expected
             and prev is not None
             and self._mag >= 0.0
             and self._mag_reused < MAG_REUSE_MAX
@@ -1274,7 +1286,16 @@ class ReHLineSolver(Solver):
             self._eval,
         )
         reading = None
-        if reuse:
+        if prev is None and self._at_origin():
+            # beta = 0 and every dual 0 (the zero start): every size term but the losses
+            # vanishes, so the size is the primal value, exactly as the sized kernel sums it.
+            # It says nothing of the sizes to come (the duals' terms grow from 0), so the
+            # next evaluation is sized.
+            kern.evaluate(*args)
+            self._eval[kern.E_MAG] = self._eval[kern.E_PRIMAL]
+            self._mag = -1.0
+            reading = read_gap(self._eval, self.relative)
+        elif reuse:
             kern.evaluate(*args)
             self._eval[kern.E_MAG] = self._mag
             reading = read_gap(self._eval, self.relative)
@@ -1289,8 +1310,13 @@ class ReHLineSolver(Solver):
             self._mag = float(self._eval[kern.E_MAG])
             self._mag_reused = 0
             reading = read_gap(self._eval, self.relative)
-        self._last_reading = reading
+        self._reading_before, self._last_reading = prev, reading
         return reading
+
+    def _at_origin(self) -> bool:
+        return not (
+            self.beta.any() or self.xi.any() or self.lam.any() or self.lam1.any() or self.gam.any()
+        )
 
     def _epochs(
         self,
