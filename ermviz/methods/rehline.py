@@ -1158,6 +1158,7 @@ class ReHLineSolver(Solver):
         self._reading_before: GapReading | None = None  # the one before that
         self._rec = np.empty((256, len(self.columns)))
         self._start = settings["start"]
+        self._at_origin = True  # beta = 0 and every dual 0, until a step or a warm start
         self._fixed_point = False
         self.best = BestPoint(self.feas_tol)
         self._reported: np.ndarray | None = None
@@ -1219,6 +1220,7 @@ class ReHLineSolver(Solver):
         self.fstate[kern.F_EPS_SHRINK] = -1.0
 
     def _set_duals(self, duals: dict[str, Any]) -> None:
+        self._at_origin = False
         pb = self.problem
         clipped = pb.clip_duals(duals)
         self.xi[:] = clipped["xi"]
@@ -1286,7 +1288,7 @@ class ReHLineSolver(Solver):
             self._eval,
         )
         reading = None
-        if prev is None and self._at_origin():
+        if self._at_origin:
             # beta = 0 and every dual 0 (the zero start): every size term but the losses
             # vanishes, so the size is the primal value, exactly as the sized kernel sums it.
             # It says nothing of the sizes to come (the duals' terms grow from 0), so the
@@ -1313,11 +1315,6 @@ class ReHLineSolver(Solver):
         self._reading_before, self._last_reading = prev, reading
         return reading
 
-    def _at_origin(self) -> bool:
-        return not (
-            self.beta.any() or self.xi.any() or self.lam.any() or self.lam1.any() or self.gam.any()
-        )
-
     def _epochs(
         self,
         max_epochs: int = 2**62,
@@ -1331,6 +1328,7 @@ class ReHLineSolver(Solver):
         """One kernel call on the solver's state (the warm-up passes copies to leave it be,
         and no constraint rows, so that the xi block does not run either)."""
         K = 0 if warmup else self.problem.K
+        self._at_origin = self._at_origin and warmup
         kern.epochs(
             self._X,
             *self._pieces,
