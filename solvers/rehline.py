@@ -697,6 +697,7 @@ def epoch(
                 move2,
             )
         elif interleave:
+            # Two inlined calls that differ only in the constant `bounded` (folded away).
             s, m, pgmax_lam, pgmin_lam, move2, nv, nc = _lambda_general(
                 X,
                 PL,
