@@ -73,6 +73,10 @@ outer iteration (:func:`epochs` a group of them), :func:`evaluate` writes the pr
 objective and certificate of the current state; ``@njit(cache=True, nogil=True)``; dense
 or CSR ``X`` (and CSR ``A``) dispatched at compile time by :mod:`solvers.linalg`; no
 allocation in the loops.
+
+Size: over 800 lines because it holds the ReHLine kernels (epoch blocks, constraint
+duals, certificate); issue 12 (one home per solver family) splits it along these jobs,
+and nothing here depends on the split.
 """
 
 from __future__ import annotations

@@ -45,6 +45,10 @@ kernels and the replay separately, so evaluation is never solver time.
 Randomness: a splitmix64 generator whose state lives in a caller-owned ``uint64`` array,
 so runs are reproducible, resumable and independent of the thread they run on (numba's
 own generator state is per thread).
+
+Size: over 800 lines because it holds the TUFW kernels and their baselines; issue 12
+(one home per solver family) splits it along these jobs, and nothing here depends on the
+split.
 """
 
 from __future__ import annotations

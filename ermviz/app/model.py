@@ -14,6 +14,10 @@ in the dashboard without a change here.
 Errors a user can cause (bad data, a method that does not solve the chosen problem, an
 out-of-range value) never escape as exceptions: they become the status ``error`` of the
 runs they concern and a notification (:meth:`DashboardModel.notify`).
+
+Size: over 800 lines because it holds the dashboard's state model in one place; issue 12
+(one home per solver family) splits it along these jobs, and nothing here depends on the
+split.
 """
 
 from __future__ import annotations

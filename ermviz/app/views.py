@@ -8,6 +8,9 @@ and one :class:`~ermviz.app.streaming.Streamer`. Served (``panel serve app.py``)
 
 Every widget callback is wrapped by :func:`guard`: an exception becomes a notification
 (and, during a race, a run status) instead of a frozen page.
+
+Size: over 800 lines because it holds every dashboard view; issue 12 (one home per
+solver family) splits it along these jobs, and nothing here depends on the split.
 """
 
 from __future__ import annotations

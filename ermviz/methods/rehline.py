@@ -100,6 +100,10 @@ under shrinking). ``step_size`` is ``||beta_{k+1} - beta_k||_2`` over the row's 
 ``active_size`` the number of coordinates they visited. Evaluating the certificate (one pass
 over the data per row) is not needed by the method and is reported through
 ``eval_seconds``, so it is excluded from solver time (the trace's ``time_s``).
+
+Size: over 800 lines because it holds the PLQ problem, its loss table, packing,
+certificate and the ReHLine adapter; issue 12 (one home per solver family) splits it
+along these jobs, and nothing here depends on the split.
 """
 
 from __future__ import annotations

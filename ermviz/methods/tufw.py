@@ -31,6 +31,10 @@ eval_growth * k)`` iterations) and returns that one row, so the row's time is th
 kernel time up to it; the kernel's call overhead (measured at construction) is not
 counted. Non-convex runs evaluate the gap at *every* iterate (the running average
 ``avg_fw_gap`` needs them all) and stop on the running average.
+
+Size: over 800 lines because it holds the TUFW problem, adapters and specs; issue 12
+(one home per solver family) splits it along these jobs, and nothing here depends on the
+split.
 """
 
 from __future__ import annotations
