@@ -45,7 +45,7 @@ os.environ.setdefault("ERMVIZ_OFFLINE", "1")
 from threadpoolctl import threadpool_limits  # noqa: E402
 
 from ermviz.experiment import RunConfig, make_problem  # noqa: E402
-from ermviz.methods import build_solver  # noqa: E402
+from ermviz.registry import build_solver  # noqa: E402
 from solvers.tags import STATUS_CONVERGED, STATUS_RUNNING  # noqa: E402
 
 DATASETS = ("a1a", "w1a", "phishing", "ijcnn1")

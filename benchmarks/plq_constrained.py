@@ -60,9 +60,10 @@ for _var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS", "RAYO
     os.environ.setdefault(_var, "1")  # every solver single-threaded, as ours
 
 from ermviz.data import load_dataset  # noqa: E402
-from ermviz.methods import build_solver  # noqa: E402
-from ermviz.methods.rehline import PlqProblem, scaling_notices  # noqa: E402
+from ermviz.families.plq.problem import PlqProblem  # noqa: E402
+from ermviz.families.plq.rehline import scaling_notices  # noqa: E402
 from ermviz.reference import plq_cvxpy, rehline_package_args  # noqa: E402
+from ermviz.registry import build_solver  # noqa: E402
 from solvers.tags import KERNEL_STATUS_NAMES, STATUS_RUNNING  # noqa: E402
 
 FEAS = 1e-6

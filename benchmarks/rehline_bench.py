@@ -111,7 +111,8 @@ for _var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS", "RAYO
     os.environ.setdefault(_var, "1")  # every solver single-threaded, as ours
 
 from ermviz.data import Dataset, load_dataset, preprocess  # noqa: E402
-from ermviz.methods.rehline import PlqProblem, ReHLineSolver  # noqa: E402
+from ermviz.families.plq.problem import PlqProblem  # noqa: E402
+from ermviz.families.plq.rehline import ReHLineSolver  # noqa: E402
 from ermviz.reference import plq_cvxpy, rehline_package_args  # noqa: E402
 from solvers.tags import KERNEL_STATUS_NAMES, STATUS_RUNNING  # noqa: E402
 

@@ -134,7 +134,7 @@ PROFILED = (
     "scipy.stats",
     "pandas",
     "pooch",
-    "ermviz.methods",
+    "ermviz.registry",
     "numba",
     "solvers.fw",
     "ermviz.runner",

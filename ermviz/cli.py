@@ -171,11 +171,14 @@ def _cmd_run(args: argparse.Namespace) -> int:
         test_size=args.test_size,
         seed=args.seed,
     )
-    from ermviz.methods import get_method
+    from ermviz.registry import get_method
 
-    step = args.step or get_method(args.method).step
-    cfg = RunConfig(args.dataset, args.problem, args.method, step, settings, budget, prep)
-    spec = get_method(args.method)
+    # An empty step means the method's default (or what an alias implies); RunConfig
+    # resolves aliases, so cfg.method is always a listed method.
+    cfg = RunConfig(
+        args.dataset, args.problem, args.method, args.step or "", settings, budget, prep
+    )
+    spec = get_method(cfg.method)
     validate_method_side(cfg)  # bad names and settings fail before the data are loaded
     problem = make_problem(cfg)
     # Warnings about the set-up go out before the solver is built (compilation may take
@@ -301,8 +304,7 @@ def _cmd_report(args: argparse.Namespace) -> int:
 
 
 def _cmd_methods() -> int:
-    from ermviz.methods import METHODS, STEP_RULES
-    from ermviz.problems import PROBLEMS
+    from ermviz.registry import ALIASES, METHODS, PROBLEMS, STEP_RULES
 
     def settings_lines(decl: Any) -> list[str]:
         return [
@@ -325,6 +327,9 @@ def _cmd_methods() -> int:
     for name, rule in STEP_RULES.items():
         lines.append(f"  {name:<12} {rule.title}  ({rule.reference})")
         lines += settings_lines(rule.settings)
+    lines.append("Aliases (older names, still accepted by run, sweep configs and links):")
+    for name, alias in ALIASES.items():
+        lines.append(f"  {name:<14} = {alias.note}")
     print("\n".join(lines))
     return 0
 

@@ -11,9 +11,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ermviz import data as data_mod
+from ermviz.base import Problem
 from ermviz.errors import SettingError
-from ermviz.methods import build_solver, get_method
-from ermviz.problems import Problem, build_problem, get_problem
+from ermviz.registry import build_problem, build_solver, get_method, get_problem, resolve_alias
 from ermviz.runner import Budget, Run, RunInfo
 from ermviz.settings import Setting
 
@@ -61,6 +61,17 @@ class RunConfig:
     preprocessing: Preprocessing = field(default_factory=Preprocessing)
     label: str = ""
 
+    def __post_init__(self) -> None:
+        # An alias (an older method name) becomes the listed method with the choices it
+        # fixes; the run keeps the name it was asked for as its label, so tables of runs
+        # made with old names read as before.
+        asked = self.method
+        self.method, self.step, self.settings = resolve_alias(
+            self.method, self.step, self.settings, self.problem
+        )
+        if self.method != asked and not self.label:
+            self.label = f"{asked}-{self.step}"
+
 
 def split_settings(
     problem: str, method: str, step: str, given: dict[str, Any]
@@ -69,7 +80,7 @@ def split_settings(
 
     A key declared by neither raises :class:`SettingError` listing every valid key.
     """
-    from ermviz.methods import STEP_RULES
+    from ermviz.registry import STEP_RULES
 
     pdecl = {s.name for s in get_problem(problem).settings_decl}
     spec = get_method(method)
@@ -109,7 +120,7 @@ def make_problem(cfg: RunConfig, dataset: Any = None) -> Problem:
 
 def validate_method_side(cfg: RunConfig) -> None:
     """Check the method, step rule and their settings of ``cfg`` (no data needed)."""
-    from ermviz.methods import resolve_method_settings
+    from ermviz.registry import resolve_method_settings
 
     _, msettings = split_settings(cfg.problem, cfg.method, cfg.step, cfg.settings)
     resolve_method_settings(cfg.method, cfg.step, cfg.problem, msettings)
@@ -141,7 +152,7 @@ def make_run(
 
 def declared_settings(problem: str, method: str, step: str) -> list[Setting]:
     """All settings a (problem, method, step) combination accepts, problem first."""
-    from ermviz.methods import STEP_RULES
+    from ermviz.registry import STEP_RULES
 
     out = list(get_problem(problem).settings_decl)
     out += list(get_method(method).settings)

@@ -16,8 +16,8 @@ import pandas as pd
 
 from ermviz.data import Dataset
 from ermviz.errors import SettingError
-from ermviz.methods import build_solver
-from ermviz.problems import LogregL1
+from ermviz.families.frank_wolfe.problems import LogregL1
+from ermviz.registry import build_solver
 from ermviz.runner import Budget, Run
 
 

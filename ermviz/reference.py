@@ -1,6 +1,6 @@
 """Reference solutions from an external modelling tool, for the tests and the benchmarks.
 
-:func:`plq_cvxpy` writes a :class:`~ermviz.methods.rehline.PlqProblem` in cvxpy from its
+:func:`plq_cvxpy` writes a :class:`~ermviz.families.plq.problem.PlqProblem` in cvxpy from its
 ReLU-ReHU pieces, independently of the family's own kernels, and solves it with any solver
 cvxpy knows (Clarabel by default). It needs the ``test`` or ``bench`` extra (cvxpy is not a
 dependency of the product).

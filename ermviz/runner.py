@@ -34,8 +34,8 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from ermviz.base import Solver
 from ermviz.errors import SettingError
-from ermviz.methods import Solver
 from ermviz.trace import Trace
 from solvers.tags import (
     KERNEL_STATUS_NAMES,

@@ -178,16 +178,15 @@ def load_config(path: str | Path) -> SweepConfig:
 
 def _validate(cells: Iterable[Cell], path: Path) -> None:
     from ermviz.experiment import split_settings
-    from ermviz.methods import resolve_method_settings
-    from ermviz.problems import get_problem
+    from ermviz.registry import get_problem, resolve_method_settings
     from ermviz.settings import resolve_settings
 
     for c in cells:
         try:
-            ps, ms = split_settings(c.problem, c.method, c.step, dict(c.settings))
-            resolve_method_settings(c.method, c.step, c.problem, ms)
-            resolve_settings(get_problem(c.problem).settings_decl, ps, owner=c.problem)
-            c.run_config()  # budget and preprocessing ranges
+            cfg = c.run_config()  # aliases resolved; budget and preprocessing ranges
+            ps, ms = split_settings(cfg.problem, cfg.method, cfg.step, cfg.settings)
+            resolve_method_settings(cfg.method, cfg.step, cfg.problem, ms)
+            resolve_settings(get_problem(cfg.problem).settings_decl, ps, owner=cfg.problem)
         except TypeError as exc:
             raise SettingError(f"{path}: cell {c.label} on {c.dataset}: {exc}") from None
         except ErmvizError as exc:

@@ -7,5 +7,14 @@ Small pieces, each with one job:
 * :mod:`solvers.active_set`: exact convex weights and the step-type weight updates;
 * :mod:`solvers.steps`: step rules (open loop, Armijo, exact, short, adaptive);
 * :mod:`solvers.fw`: Frank-Wolfe / away-step / pairwise kernels;
+* :mod:`solvers.rehline` (epochs) and :mod:`solvers.rehline_blocks` (the blocks they run):
+  ReHLine's dual coordinate descent for PLQ losses;
+* :mod:`solvers.plq_ipm` (iteration) and :mod:`solvers.plq_newton` (Newton system): the PLQ
+  interior-point method;
+* :mod:`solvers.plq_pieces`, :mod:`solvers.plq_certificate`: the packed PLQ pieces and the
+  duality-gap certificate both PLQ methods use;
+* :mod:`solvers.tufw`, :mod:`solvers.stochastic_fw`, :mod:`solvers.glm_fw_exact`: TUFW, its
+  stochastic baselines, exact evaluation by replay and plain FW on l1-constrained GLMs,
+  over :mod:`solvers.glm_losses` and :mod:`solvers.glm_fw_state`;
 * :mod:`solvers.tags`: integer codes for step types and kernel status.
 """

@@ -17,6 +17,7 @@ STEP_CG = 6  # conjugate-gradient iteration
 STEP_SGD = 7  # stochastic gradient step
 STEP_SMO = 8  # two-coordinate (SMO) step
 STEP_NEWTON = 9  # interior-point (Newton) iteration
+STEP_PROJECTED = 10  # projected-gradient step
 
 STEP_NAMES = {
     STEP_NONE: "none",
@@ -29,6 +30,7 @@ STEP_NAMES = {
     STEP_SGD: "sgd",
     STEP_SMO: "smo",
     STEP_NEWTON: "newton",
+    STEP_PROJECTED: "projected",
 }
 
 # Kernel status: why a kernel returned before its row budget ran out.

@@ -37,6 +37,28 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo):
     _fail_skips_under_ci(outcome.get_result())
 
 
+# Parallel runs (pytest-xdist, ``--dist loadgroup`` in pyproject.toml). The long reference
+# checks (marked ``long(seconds=...)``) are spread over the workers by their measured cost,
+# longest first, each worker's share as one group, so no worker gets two of the longest;
+# the browser tests share one group (each starts a server and a browser: one at a time keeps
+# their timing honest). Everything else is handed out test by test as workers free up.
+@pytest.hookimpl(tryfirst=True)
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    workers = int(os.environ.get("PYTEST_XDIST_WORKER_COUNT", "0") or 0)
+    if workers < 2:
+        return
+    long = [(it.get_closest_marker("long").kwargs.get("seconds", 60), it) for it in items
+            if it.get_closest_marker("long")]  # fmt: skip
+    loads = [0.0] * workers
+    for cost, item in sorted(long, key=lambda pair: (-pair[0], pair[1].nodeid)):
+        k = loads.index(min(loads))
+        loads[k] += cost
+        item.add_marker(pytest.mark.xdist_group(f"long-{k}"))
+    for item in items:
+        if item.get_closest_marker("browser"):
+            item.add_marker(pytest.mark.xdist_group("browser"))
+
+
 @pytest.fixture(scope="session", autouse=True)
 def ermviz_data_env() -> Iterator[str | None]:
     """Set ERMVIZ_DATA (and ERMVIZ_OFFLINE) for the whole session, then restore them."""

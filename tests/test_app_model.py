@@ -13,13 +13,14 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from ermviz.app import datasets as datasets_mod
 from ermviz.app import model as model_mod
 from ermviz.app import streaming as streaming_mod
 from ermviz.app import urlstate
 from ermviz.app.model import DashboardModel, RunSpec
 from ermviz.app.streaming import FLOOR, Streamer, geometry_for, thin_rows
 from ermviz.errors import SettingError
-from ermviz.problems import PROBLEMS
+from ermviz.registry import PROBLEMS
 
 
 def make_model(**params) -> DashboardModel:
@@ -179,6 +180,16 @@ def test_url_state_rejects_bad_links(query):
     assert urlstate.load(m, query) is not None
     assert urlstate.config(m) == before
     assert m.notes and m.notes[-1][0] == "error" and "link" in m.notes[-1][1]
+
+
+def test_url_state_reads_links_made_with_older_method_names():
+    # Old names are aliases: listed once, still accepted in links (as on the CLI).
+    state = urlstate.decode("dataset=a1a&problem=nonconvex-l1&run=tufw-sbd-k4:taylor-exact")
+    assert state["runs"] == [("tufw", "taylor-exact", {"rule": "sbd-k4"})]
+    state = urlstate.decode("dataset=a1a&problem=logreg-l1&run=fw-ada:adaptive")
+    assert [r[:2] for r in state["runs"]] == [("fw", "adaptive")]
+    with pytest.raises(urlstate.LinkError, match="contradicts"):
+        urlstate.decode("dataset=a1a&problem=logreg-l1&run=tufw-sbd-k4:taylor-exact:rule=dbd-k4")
 
 
 def test_url_state_rejects_an_existing_file_path(tmp_path):
@@ -420,7 +431,7 @@ def test_upload_errors_are_notified_with_the_users_file_name(monkeypatch):
     level, msg = m.notes[-1]
     assert level == "error" and "bad.csv" in msg and "ermviz-upload-" not in msg
     assert m.add_upload("empty.txt", b"  \n") is None and "empty" in m.notes[-1][1]
-    monkeypatch.setattr(model_mod, "MAX_UPLOAD_BYTES", 10)
+    monkeypatch.setattr(datasets_mod, "MAX_UPLOAD_BYTES", 10)
     assert m.add_upload("big.csv", b"1,2,1\n3,4,-1\n5,6,1\n") is None
     assert "limit" in m.notes[-1][1]
     monkeypatch.undo()

@@ -16,8 +16,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from ermviz.app import results as results_mod
-from ermviz.app import urlstate
+from ermviz.app import results_model, urlstate
 from ermviz.app.results import ResultsModel, ResultsView, curves_plot, profile_plot
 from ermviz.report import write_report
 from ermviz.sweep import load_config, load_summaries, load_traces, run_cell
@@ -226,7 +225,7 @@ def test_profile_at_tau_one_is_the_fraction_where_each_method_is_fastest(
 def test_curves_one_line_per_label_with_the_trace_points(
     sweep_dir: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(results_mod, "MAX_CURVE_POINTS", 50)
+    monkeypatch.setattr(results_model, "MAX_CURVE_POINTS", 50)
     model, view, _ = make()
     model.open(sweep_dir)
     assert model.param.dataset.objects == ["blobs", "toy-2d"]  # the failed cell has no trace

@@ -298,7 +298,7 @@ def test_module_entry_point_end_to_end(tmp_path):
     assert summary["status"] == "converged"
     # The 3-point dual on the triangle: compare with a brute-force grid minimum.
     from ermviz.data import load_dataset
-    from ermviz.problems import build_problem
+    from ermviz.registry import build_problem
 
     pb = build_problem("svm-dual", load_dataset("toy-simplex-3"))
     g = np.linspace(0, 1, 801)

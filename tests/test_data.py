@@ -37,7 +37,7 @@ def isolated(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> dict[str, Path]
         folder.mkdir()
     monkeypatch.setenv("ERMVIZ_DATA", str(dirs["data"]))
     monkeypatch.setenv("ERMVIZ_CACHE", str(dirs["cache"]))
-    monkeypatch.setattr(data, "REPO_DATASETS", dirs["repo"])
+    monkeypatch.setattr("ermviz.data.sources.REPO_DATASETS", dirs["repo"])
     return dirs
 
 

@@ -27,9 +27,11 @@ import scipy.linalg
 import scipy.sparse as sp
 
 from ermviz.data import Dataset, load_dataset
-from ermviz.methods import build_solver
-from ermviz.methods.rehline import NAMED_LOSSES, PlqProblem, scaling_notices
+from ermviz.families.plq.losses import NAMED_LOSSES
+from ermviz.families.plq.problem import PlqProblem
+from ermviz.families.plq.rehline import scaling_notices
 from ermviz.reference import TIGHT_CLARABEL, plq_cvxpy
+from ermviz.registry import build_solver
 from ermviz.runner import NO_ITER_LIMIT, Budget, Run
 
 pytest.importorskip("cvxpy")
@@ -286,7 +288,7 @@ WIDE_GRID = [g for g in GRID if g[1] not in ("nonnegative", "monotone") and "l1"
 
 @pytest.mark.parametrize("loss, constraint, extras", WIDE_GRID)
 def test_ipm_nside_form_on_wide_data(monkeypatch, loss, constraint, extras):
-    import ermviz.methods.plq_ipm as ipm_module
+    import ermviz.families.plq.ipm as ipm_module
 
     monkeypatch.setattr(ipm_module, "NSIDE_MIN_D", 0)  # the m x m form whenever m < d
     kind = "binary" if loss in ("svm", "ssvm", "svm2") else "regression"
@@ -309,7 +311,7 @@ def test_ipm_on_the_bundled_wide_set_matches_cvxpy():
 
 
 def test_ipm_too_wide_for_both_forms_is_one_clear_error(monkeypatch):
-    import ermviz.methods.plq_ipm as ipm_module
+    import ermviz.families.plq.ipm as ipm_module
     from ermviz.errors import SettingError
 
     monkeypatch.setattr(ipm_module, "MAX_DENSE_D", 50)

@@ -23,17 +23,13 @@ import scipy.sparse as sp
 from ermviz.cli import main
 from ermviz.data import Dataset, load_dataset, preprocess
 from ermviz.errors import DataError, ErmvizError, SettingError
-from ermviz.methods import build_solver
-from ermviz.methods import rehline as rehline_module
-from ermviz.methods.rehline import (
-    NAMED_LOSSES,
-    PlqProblem,
-    ReHLineSolver,
-    named_loss_pieces,
-    plq_value,
-)
-from ermviz.problems import build_problem
+from ermviz.families.plq import certificate as plq_certificate
+from ermviz.families.plq import packing as plq_packing
+from ermviz.families.plq.losses import NAMED_LOSSES, named_loss_pieces, plq_value
+from ermviz.families.plq.problem import PlqProblem
+from ermviz.families.plq.rehline import ReHLineSolver
 from ermviz.reference import TIGHT_CLARABEL, plq_cvxpy
+from ermviz.registry import build_problem, build_solver
 from ermviz.runner import Budget, Run
 
 cp = pytest.importorskip("cvxpy")
@@ -295,13 +291,13 @@ def test_kernel_layout_follows_density(monkeypatch):
     M = rng.standard_normal((50, 8))
     for density, dense in ((0.5, True), (0.1, False)):
         X = sp.csr_matrix(np.where(rng.random(M.shape) < density, M, 0.0))
-        out = rehline_module.kernel_rows(X)
+        out = plq_packing.kernel_rows(X)
         assert isinstance(out, np.ndarray) == dense
         if dense:
             assert out.flags.c_contiguous and np.array_equal(out, X.toarray())
-    monkeypatch.setattr(rehline_module, "KERNEL_DENSE_MAX_ENTRIES", 399)
-    assert isinstance(rehline_module.kernel_rows(sp.csr_matrix(M)), tuple)
-    assert isinstance(rehline_module.kernel_rows(M), np.ndarray)
+    monkeypatch.setattr(plq_packing, "KERNEL_DENSE_MAX_ENTRIES", 399)
+    assert isinstance(plq_packing.kernel_rows(sp.csr_matrix(M)), tuple)
+    assert isinstance(plq_packing.kernel_rows(M), np.ndarray)
 
 
 def test_cyclic_iterates_follow_rehline_package(real_data, monkeypatch):
@@ -318,7 +314,7 @@ def test_cyclic_iterates_follow_rehline_package(real_data, monkeypatch):
         (kin, {"loss": "huber", "kappa": 0.5, "C": 10.0}),
         (kin, {"loss": "qr", "quantile": 0.3, "l1": 0.5, "C": 10.0, "constraint": "nonnegative"}),
     ]
-    default_threshold = rehline_module.KERNEL_DENSE_MIN_DENSITY
+    default_threshold = plq_packing.KERNEL_DENSE_MIN_DENSITY
     for ds, settings in cases:
         pb = PlqProblem.build(ds, **settings)
         extra = {"A": pb.A.toarray(), "b": pb.b} if pb.K else {}
@@ -340,7 +336,7 @@ def test_cyclic_iterates_follow_rehline_package(real_data, monkeypatch):
         )
         for csr_kernels in (False, True) if sp.issparse(pb.X) else (False,):
             monkeypatch.setattr(
-                rehline_module,
+                plq_packing,
                 "KERNEL_DENSE_MIN_DENSITY",
                 2.0 if csr_kernels else default_threshold,
             )
@@ -441,7 +437,7 @@ def test_certificate_size_is_fresh_on_the_deciding_row(regression, monkeypatch):
         assert plain[e] == sized[e]
     assert sized[kern.E_PRIMAL] == pytest.approx(pb.objective(solver.iterate()), rel=1e-12)
     assert sized[kern.E_MAG] >= abs(sized[kern.E_PRIMAL])
-    fresh = rehline_module.read_gap(sized, relative=True)
+    fresh = plq_certificate.read_gap(sized, relative=True)
     assert frame["certificate"].iloc[-1] == fresh.certificate
     # At the zero start the size is the primal value, which the sized kernel agrees with.
     start = ReHLineSolver(pb, "cd", {"gap": "relative"}, 1e-8)
@@ -455,7 +451,7 @@ def test_certificate_size_is_fresh_on_the_deciding_row(regression, monkeypatch):
         at0,
     )
     assert at0[kern.E_MAG] == at0[kern.E_PRIMAL]
-    assert first.resolution == rehline_module.read_gap(at0, relative=True).resolution
+    assert first.resolution == plq_certificate.read_gap(at0, relative=True).resolution
 
 
 def test_warm_start_from_solution_and_clipping(binary):

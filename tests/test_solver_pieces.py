@@ -237,8 +237,7 @@ def test_svm_dual_gradient_kept_from_cached_columns(method):
     """With a two-slot cache (an eviction on most steps) the kept gradient is exact:
     every row's objective and FW gap equal a from-scratch evaluation (numpy)."""
     from ermviz.data import load_dataset
-    from ermviz.methods import build_solver
-    from ermviz.problems import build_problem
+    from ermviz.registry import build_problem, build_solver
 
     pb = build_problem("svm-dual", load_dataset("wdbc"), C=1.0)
     two_slots = 2 * pb.n * 8 / 2**20

@@ -11,11 +11,10 @@ import time
 import numpy as np
 import pytest
 
+from ermviz.base import Solver
 from ermviz.data import load_dataset, standardize
 from ermviz.errors import SettingError
-from ermviz.methods import build_solver
-from ermviz.methods.base import Solver
-from ermviz.problems import build_problem
+from ermviz.registry import build_problem, build_solver
 from ermviz.runner import Budget, Run, new_run_id, time_to_threshold
 from ermviz.trace import Trace
 from solvers.tags import STATUS_RUNNING

@@ -1,4 +1,4 @@
-"""TUFW and its baselines (solvers/tufw.py, ermviz/methods/tufw.py).
+"""TUFW and its baselines (solvers/tufw.py, ermviz/families/tufw/).
 
 * the loss triples and the ``nonconvex-l1`` reference math against finite differences;
 * right after a full refresh the Taylor estimate ``q + H x`` is the exact gradient;
@@ -23,10 +23,10 @@ import numpy as np
 import pytest
 
 from ermviz.data import load_dataset
-from ermviz.methods import build_solver
-from ermviz.methods.frank_wolfe import FrankWolfeSolver
-from ermviz.methods.tufw import GlmFrankWolfeSolver, NonconvexL1, TufwSolver
-from ermviz.problems import build_problem
+from ermviz.families.frank_wolfe.methods import FrankWolfeSolver
+from ermviz.families.tufw.problem import NonconvexL1
+from ermviz.families.tufw.solvers import GlmFrankWolfeSolver, TufwSolver
+from ermviz.registry import build_problem, build_solver
 from ermviz.runner import Budget, Run
 from solvers import tufw as k
 

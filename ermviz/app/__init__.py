@@ -1,13 +1,28 @@
 """The ermviz dashboard: a Panel app racing solvers live on one dataset.
 
-* :mod:`ermviz.app.model` - all session state (configuration and live race), no widgets;
+State (no widgets):
+
+* :mod:`ermviz.app.model` - all session state (configuration and live race);
+* :mod:`ermviz.app.runspec` - the racing runs' specs and their settings;
+* :mod:`ermviz.app.race` - the live race's slots, results rows, traces and exports;
+* :mod:`ermviz.app.datasets` - the datasets offered, their presets, uploaded files;
+* :mod:`ermviz.app.messages` - one-line messages and notifications;
 * :mod:`ermviz.app.streaming` - the per-session pull of new trace rows into Bokeh sources;
-* :mod:`ermviz.app.views` - controls, live plots, results, teaching view, export;
-* :mod:`ermviz.app.results` - the Results tab: a sweep's results folder (table, profiles,
-  curves), never in the URL;
 * :mod:`ermviz.app.urlstate` - the configuration in the URL query string;
-* :mod:`ermviz.app.upload` - the chunked file drop zone for users' own data;
-* :mod:`ermviz.app.warmup` - fills numba's on-disk cache before the first click.
+* :mod:`ermviz.app.results_model` - the Results tab's state: a sweep's results folder
+  (table, profiles, curves), never in the URL.
+
+Views (:mod:`ermviz.app.views` re-exports them):
+
+* :mod:`ermviz.app.page` - the page: toolbar, tabs, template, one dashboard per session;
+* :mod:`ermviz.app.controls` - the sidebar's controls;
+* :mod:`ermviz.app.race_view`, :mod:`ermviz.app.teaching_view`,
+  :mod:`ermviz.app.export_view`, :mod:`ermviz.app.results_view` - the tabs;
+* :mod:`ermviz.app.figures` - the plain Bokeh figures (live page and HTML export);
+* :mod:`ermviz.app.widgets` - callback guard and widgets built from declared settings;
+* :mod:`ermviz.app.upload` - the chunked file drop zone for users' own data.
+
+And :mod:`ermviz.app.warmup` fills numba's on-disk cache before the first click.
 
 Serve it with ``panel serve app.py`` from the repository root; in Jupyter::
 
@@ -24,7 +39,7 @@ from typing import TYPE_CHECKING, Any
 from ermviz.app.model import DashboardModel, RunSpec, Slot
 
 if TYPE_CHECKING:
-    from ermviz.app.views import Dashboard
+    from ermviz.app.page import Dashboard
 
 __all__ = ["Dashboard", "DashboardModel", "RunSpec", "Slot", "build_dashboard"]
 
@@ -32,7 +47,7 @@ __all__ = ["Dashboard", "DashboardModel", "RunSpec", "Slot", "build_dashboard"]
 def __getattr__(name: str) -> Any:
     # Panel is imported only when a view is asked for: the model works without it.
     if name in ("Dashboard", "build_dashboard"):
-        from ermviz.app import views
+        from ermviz.app import page
 
-        return getattr(views, name)
+        return getattr(page, name)
     raise AttributeError(name)

@@ -3,67 +3,91 @@
 Everything the dashboard shows or does is decided here, so it can be driven and tested
 without a browser: the dataset (a bundled name, a catalog name found on disk, or a file
 the user uploaded), the problem and its settings, preprocessing, budgets, the seed, the
-list of racing runs (:class:`RunSpec`: method + step rule + that method's settings) and
-the live race itself (:class:`Slot`: one per run, holding the :class:`~ermviz.runner.Run`
-or the error that prevented it).
-
-Settings are never hard-coded: every value goes through the :class:`~ermviz.settings.Setting`
-declarations of the problem, method and step rule, so a new setting in the core shows up
-in the dashboard without a change here.
+list of racing runs (:class:`~ermviz.app.runspec.RunSpec`: method + step rule + that
+method's settings) and the live race itself (:class:`~ermviz.app.race.Slot`: one per run,
+holding the :class:`~ermviz.runner.Run` or the error that prevented it).
 
 Errors a user can cause (bad data, a method that does not solve the chosen problem, an
 out-of-range value) never escape as exceptions: they become the status ``error`` of the
 runs they concern and a notification (:meth:`DashboardModel.notify`).
 
-Size: over 800 lines because it holds the dashboard's state model in one place; issue 12
-(one home per solver family) splits it along these jobs, and nothing here depends on the
-split.
+The model's parts live beside it: :mod:`ermviz.app.runspec` (run specs and their
+settings), :mod:`ermviz.app.race` (slots, results rows, traces and exports),
+:mod:`ermviz.app.datasets` (dataset lists, presets, uploaded files) and
+:mod:`ermviz.app.messages` (one-line messages, notifications). Their names are importable
+from here as well.
 """
 
 from __future__ import annotations
 
-import dataclasses
 import io
-import re
 import shutil
 import tempfile
 import threading
 import weakref
-from collections.abc import Callable, Iterable
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-import numpy as np
 import pandas as pd
 import param
 
-from ermviz import data as data_mod
-from ermviz.errors import DataError, ErmvizError, SettingError
+from ermviz.app.datasets import (
+    BUNDLED,
+    DATASET_PRESETS,
+    MAX_UPLOAD_BYTES,
+    UPLOAD_PREFIX,
+    available_datasets,
+    describe_dataset,
+    preset_for,
+    store_upload,
+    upload_file_name,
+    upload_refusal,
+)
+from ermviz.app.messages import _panel_notifier, dashboard_wording, one_line
+from ermviz.app.race import (
+    PALETTE,
+    RESULT_COLUMNS,
+    THRESHOLDS,
+    Slot,
+    csv_bytes,
+    parquet_bytes,
+    result_rows_of,
+    traces_of,
+)
+from ermviz.app.runspec import RunSpec, default_specs, parse_settings, settings_of, with_setting
+from ermviz.base import Problem
+from ermviz.errors import DataError
 from ermviz.experiment import Preprocessing, RunConfig, load_data, make_run
-from ermviz.methods import METHODS, STEP_RULES
-from ermviz.problems import PROBLEMS, Problem, build_problem, get_problem
-from ermviz.runner import Budget, Run, time_to_threshold
+from ermviz.registry import METHODS, PROBLEMS, build_problem, get_problem
+from ermviz.runner import Budget, Run
 from ermviz.settings import Setting
 
-#: Certificate levels whose first hitting time the results table reports.
-THRESHOLDS: tuple[float, ...] = (1e-2, 1e-4, 1e-6)
-#: Largest file the upload accepts.
-MAX_UPLOAD_BYTES = 50 * 1024 * 1024
-#: Prefix of the names uploaded files get in the dataset list (never valid in a link).
-UPLOAD_PREFIX = "upload:"
-#: One colour per run, shared by every plot (Bokeh's Category10, in order).
-PALETTE = (
-    "#1f77b4",
-    "#ff7f0e",
-    "#2ca02c",
-    "#d62728",
-    "#9467bd",
-    "#8c564b",
-    "#e377c2",
-    "#7f7f7f",
-    "#bcbd22",
-    "#17becf",
-)
+__all__ = [
+    "BUNDLED",
+    "CHUNK_SECONDS",
+    "CONFIG_PARAMS",
+    "DATASET_PRESETS",
+    "MAX_RUNS",
+    "MAX_UPLOAD_BYTES",
+    "PALETTE",
+    "RESULT_COLUMNS",
+    "SOLVER_NICENESS",
+    "THRESHOLDS",
+    "UPLOAD_PREFIX",
+    "DashboardModel",
+    "RunSpec",
+    "Slot",
+    "available_datasets",
+    "dashboard_wording",
+    "default_specs",
+    "describe_dataset",
+    "is_teachable",
+    "one_line",
+    "parse_settings",
+    "settings_of",
+]
+
 #: Runs a race may hold (one colour each).
 MAX_RUNS = len(PALETTE)
 #: Target duration of one solver chunk: small, so curves grow smoothly and pause/stop
@@ -74,81 +98,6 @@ CHUNK_SECONDS = 0.01
 #: priority ~20 % of the CPU sat idle during a race (solver threads waiting for the GIL
 #: held by a descheduled event loop), at +5 about half of that.
 SOLVER_NICENESS = 5
-
-# The dashboard opens on svm-dual's default race, FW vs AFW vs PFW (wdbc standardized,
-# C = 1000, tol 1e-10; measured on 2 cores with the Gram-column cache, each run alone: PFW
-# converges at about 2.6 s of solver time, AFW at about 3.6 s, while vanilla FW is still at
-# a gap of ~3e-6 when the 10 s budget ends it; racing three runs on two cores stretches
-# that by about half).
-
-#: Command-line wording in solver notices (written for the CLI, see ``Solver.notices``) and
-#: the dashboard control doing the same; the criterion stays with the method.
-_CLI_TO_DASHBOARD = (
-    (re.compile(r"--standardize\b"), "the 'standardize features' checkbox"),
-    (re.compile(r"--method ([\w-]+)"), r"a run with method \1"),
-)
-
-# Suggested set-ups applied when the user picks a dataset (not when a link sets one).
-_RACE_PRESET: dict[str, Any] = {
-    "problem": "svm-dual",
-    "problem_settings": {},
-    "tol": 1e-6,
-    # No iteration cap that could bind before the time budget (coordinate descent records
-    # ~30 000 rows a second on small data).
-    "max_iter": 100_000_000,
-    "max_time": 30.0,
-    "animate": False,
-}
-#: Teaching set-ups: tiny problems whose feasible set can be drawn, iterates kept and
-#: slowed down. toy-2d uses radius 3 because the optimum then lies inside an edge of the
-#: l1 diamond, where vanilla FW zig-zags between two vertices (radius 1: a vertex is
-#: optimal and every method stops after two steps).
-DATASET_PRESETS: dict[str, dict[str, Any]] = {
-    "wdbc": {
-        "problem": "svm-dual",
-        "problem_settings": {"C": 1000.0},
-        "standardize": True,
-        "normalize": False,
-        "test_size": 0.0,
-        "tol": 1e-10,
-        "max_iter": 100_000_000,
-        "max_time": 10.0,
-        "animate": False,
-    },
-    "toy-simplex-3": {
-        "problem": "svm-dual",
-        "problem_settings": {},
-        "standardize": False,
-        "normalize": False,
-        "test_size": 0.0,
-        "tol": 1e-6,
-        "max_iter": 400,
-        "max_time": 30.0,
-        "animate": True,
-    },
-    "toy-simplex-4": {
-        "problem": "svm-dual",
-        "problem_settings": {},
-        "standardize": False,
-        "normalize": False,
-        "test_size": 0.0,
-        "tol": 1e-6,
-        "max_iter": 400,
-        "max_time": 30.0,
-        "animate": True,
-    },
-    "toy-2d": {
-        "problem": "logreg-l1",
-        "problem_settings": {"radius": 3.0},
-        "standardize": False,
-        "normalize": False,
-        "test_size": 0.0,
-        "tol": 1e-6,
-        "max_iter": 400,
-        "max_time": 30.0,
-        "animate": True,
-    },
-}
 
 #: Parameters that make up the shareable configuration (see :mod:`ermviz.app.urlstate`).
 CONFIG_PARAMS = (
@@ -166,248 +115,6 @@ CONFIG_PARAMS = (
     "step_delay",
     "specs",
 )
-
-
-def one_line(exc: BaseException) -> str:
-    """A user-facing one-line message for ``exc`` (ermviz errors are one line already)."""
-    if isinstance(exc, ErmvizError):
-        return str(exc)
-    text = " ".join(str(exc).split())
-    return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
-
-
-def _panel_notifier(level: str, message: str) -> None:
-    """Show ``message`` as a Panel toast when a session with notifications exists."""
-    try:
-        import panel as pn
-    except ImportError:  # pragma: no cover - panel is a dependency
-        return
-    notifications = getattr(pn.state, "notifications", None)
-    if notifications is not None:
-        getattr(notifications, level, notifications.info)(message, duration=8000)
-
-
-def dashboard_wording(notice: str) -> str:
-    """``notice`` with its command-line options named as the dashboard's controls."""
-    for pattern, words in _CLI_TO_DASHBOARD:
-        notice = pattern.sub(words, notice)
-    return notice
-
-
-def default_specs(problem: str) -> list[RunSpec]:
-    """New run specs for ``problem``'s declared default race (``Problem.default_race``);
-    a problem declaring none races its first method alone."""
-    race = [
-        (m, s)
-        for m, s in get_problem(problem).default_race
-        if m in METHODS and problem in METHODS[m].problems
-    ]
-    if not race:
-        first = next((m for m, spec in METHODS.items() if problem in spec.problems), None)
-        race = [(first, METHODS[first].step)] if first is not None else []
-    return [RunSpec(method=m, step=s) for m, s in race]
-
-
-def settings_of(method: str, step: str) -> list[Setting]:
-    """Declared settings of ``method`` together with those of its step rule ``step``."""
-    out = list(METHODS[method].settings) if method in METHODS else []
-    names = {s.name for s in out}
-    if step in STEP_RULES:
-        out += [s for s in STEP_RULES[step].settings if s.name not in names]
-    return out
-
-
-def parse_settings(decl: Iterable[Setting], given: dict[str, Any], owner: str) -> dict[str, Any]:
-    """Validate ``given`` against ``decl``; values equal to the default are dropped.
-
-    Raises :class:`SettingError` (one line) for an unknown name or a bad value.
-    """
-    by_name = {s.name: s for s in decl}
-    out = {}
-    for name, value in given.items():
-        if name not in by_name:
-            raise SettingError(
-                f"unknown setting {name!r} for {owner}; its settings: "
-                f"{', '.join(sorted(by_name)) or 'none'}"
-            )
-        parsed = by_name[name].parse(value, where=name)
-        if parsed is not None and parsed != by_name[name].default:
-            out[name] = parsed
-    return out
-
-
-class RunSpec(param.Parameterized):
-    """One racing run as the user set it up: method, step rule and that pair's settings.
-
-    ``settings`` holds only values that differ from the declared defaults, already
-    validated; :meth:`set_setting` is the way to change one.
-    """
-
-    method = param.Selector(default="fw", objects=list(METHODS), doc="Method (fw, afw, pfw ...)")
-    step = param.Selector(default="exact", objects=list(STEP_RULES), doc="Step rule")
-    settings = param.Dict(default={}, doc="Validated non-default method and step settings")
-
-    def __init__(self, **params: Any) -> None:
-        settings = params.pop("settings", {}) or {}
-        super().__init__(**params)
-        self._check_step()
-        self.settings = parse_settings(self.declared(), settings, self.owner)
-
-    @property
-    def owner(self) -> str:
-        return f"{self.method} with step {self.step}"
-
-    def declared(self) -> list[Setting]:
-        """The settings this method and step rule declare (widgets are built from these)."""
-        return settings_of(self.method, self.step)
-
-    @param.depends("method", "step", watch=True)
-    def _on_pair(self) -> None:
-        self._check_step()
-        names = {s.name for s in self.declared()}
-        kept = {k: v for k, v in self.settings.items() if k in names}
-        if kept != self.settings:
-            self.settings = kept
-
-    def _check_step(self) -> None:
-        spec = METHODS[self.method]
-        if self.step not in spec.step_rules:
-            self.step = spec.step
-
-    def set_setting(self, name: str, value: Any) -> None:
-        """Set one declared setting (``None`` or the default removes the override)."""
-        self.settings = _with_setting(self.settings, self.declared(), name, value, self.owner)
-
-    def value_of(self, name: str) -> Any:
-        """Current value of a declared setting (the default when not overridden)."""
-        if name in self.settings:
-            return self.settings[name]
-        decl = {s.name: s for s in self.declared()}
-        return decl[name].default
-
-    def copy(self) -> RunSpec:
-        return RunSpec(method=self.method, step=self.step, settings=dict(self.settings))
-
-    def as_tuple(self) -> tuple[str, str, tuple[tuple[str, Any], ...]]:
-        return self.method, self.step, tuple(sorted(self.settings.items()))
-
-
-@dataclasses.dataclass(eq=False)
-class Slot:
-    """One run of the live race: its place, label and colour, and the run (or its error).
-
-    ``hits`` holds the solver time at which the certificate first fell to each of
-    :data:`THRESHOLDS`, kept up to date by the streaming pull while the run goes; once the
-    run has ended :meth:`final_hits` recomputes them from the whole trace.
-    """
-
-    index: int
-    label: str
-    color: str
-    method: str
-    step: str
-    settings: dict[str, Any]
-    run: Run | None = None
-    error: str = ""
-    dataset: str = ""
-    started: bool = False
-    hits: dict[float, float] = dataclasses.field(
-        default_factory=lambda: dict.fromkeys(THRESHOLDS, float("nan"))
-    )
-    _final: dict[str, Any] | None = None
-
-    @property
-    def run_id(self) -> str:
-        return self.run.run_id if self.run is not None else f"failed-{self.index + 1}"
-
-    @property
-    def status(self) -> str:
-        if self.run is None:
-            return "error" if self.error else "ready"
-        return self.run.status
-
-    @property
-    def message(self) -> str:
-        if self.run is None:
-            return self.error
-        return self.run.message
-
-    @property
-    def done(self) -> bool:
-        return self.run is None or self.run.done
-
-    @property
-    def active(self) -> bool:
-        """True while the run's thread is advancing (not paused, not ended)."""
-        return self.run is not None and not self.run.done and self.run.status != "paused"
-
-    def final_extras(self) -> dict[str, Any]:
-        """Exact thresholds hitting times and test metrics of an ended run (computed once)."""
-        if self._final is None and self.run is not None and self.run.done:
-            # Only the two columns time_to_threshold reads: run.frame() would also build
-            # the labelled step-type column, ~0.2 s per 100k rows on the event loop.
-            cols = self.run.trace.since(0)
-            frame = pd.DataFrame({"certificate": cols["certificate"], "time_s": cols["time_s"]})
-            hits = time_to_threshold(frame, THRESHOLDS) if len(frame) else dict(self.hits)
-            try:
-                metrics = self.run.solver.problem.test_metrics(self.run.solver.iterate())
-            except Exception:  # metrics are a bonus; a failing one must not hide the run
-                metrics = {}
-            self._final = {"hits": hits, "metrics": metrics}
-        return self._final or {"hits": dict(self.hits), "metrics": {}}
-
-
-#: Columns of the results table.
-RESULT_COLUMNS = (
-    "run",
-    "run_id",
-    "status",
-    "iterations",
-    "rows",
-    "time_s",
-    "cpu_s",
-    "certificate",
-    "objective",
-    *[f"t<={eps:.0e}" for eps in THRESHOLDS],
-    "test_accuracy",
-    "message",
-)
-
-#: Bundled sets: name -> (task, n, p, description) as the data layer declares them.
-BUNDLED = getattr(data_mod, "_BUNDLED", {})
-
-
-def available_datasets() -> dict[str, list[str]]:
-    """Dataset names the dashboard offers, grouped: bundled sets and catalog files on disk."""
-    bundled = list(data_mod.bundled_names())
-    on_disk = []
-    try:
-        entries = data_mod.catalog()
-    except DataError:
-        entries = {}
-    for name in entries:
-        try:
-            if data_mod.locate(name) is not None:
-                on_disk.append(name)
-        except DataError:
-            continue
-    return {"bundled": bundled, "catalog": on_disk}
-
-
-def describe_dataset(name: str) -> str:
-    """A short label for the dataset list: ``name (task, n x p)``."""
-    if name.startswith(UPLOAD_PREFIX):
-        return f"{name[len(UPLOAD_PREFIX) :]} (uploaded)"
-    try:
-        entry = data_mod.catalog().get(name)
-    except DataError:
-        entry = None
-    if entry is not None:
-        return f"{name} ({entry.task}, {entry.n} x {entry.p})"
-    spec = BUNDLED.get(name)
-    if spec is not None:
-        return f"{name} ({spec.task}, {spec.n} x {spec.p})"
-    return name
 
 
 def is_teachable(problem: Problem) -> bool:
@@ -546,7 +253,7 @@ class DashboardModel(param.Parameterized):
 
     def apply_preset(self, name: str) -> None:
         """Apply the suggested set-up of dataset ``name`` (problem, settings, budgets)."""
-        preset = DATASET_PRESETS.get(name, _RACE_PRESET)
+        preset = preset_for(name)
         with self.quietly():
             self.param.update(**{k: v for k, v in preset.items() if k != "problem_settings"})
             self.problem_settings = dict(preset["problem_settings"])
@@ -556,7 +263,7 @@ class DashboardModel(param.Parameterized):
 
     def set_problem_setting(self, name: str, value: Any) -> None:
         """Set one declared problem setting (``None`` or the default removes the override)."""
-        self.problem_settings = _with_setting(
+        self.problem_settings = with_setting(
             self.problem_settings, self.problem_declared(), name, value, self.problem
         )
 
@@ -800,15 +507,10 @@ class DashboardModel(param.Parameterized):
         """
         if isinstance(content, str):
             content = content.encode("utf-8")
-        safe = re.sub(r"[^A-Za-z0-9._-]+", "_", Path(str(filename)).name).lstrip(".") or "upload"
-        if len(content) > MAX_UPLOAD_BYTES:
-            self.notify(
-                f"{safe}: {len(content) / 2**20:.1f} MB is over the {MAX_UPLOAD_BYTES // 2**20} MB "
-                "upload limit; use a catalog dataset or a smaller file"
-            )
-            return None
-        if not content.strip():
-            self.notify(f"{safe}: the file is empty")
+        safe = upload_file_name(filename)
+        refusal = upload_refusal(safe, content)
+        if refusal is not None:
+            self.notify(refusal)
             return None
         if self._upload_dir is None:
             self._upload_dir = Path(tempfile.mkdtemp(prefix="ermviz-upload-"))
@@ -817,15 +519,10 @@ class DashboardModel(param.Parameterized):
             self._upload_cleanup = weakref.finalize(
                 self, shutil.rmtree, str(self._upload_dir), ignore_errors=True
             )
-        folder = Path(tempfile.mkdtemp(dir=self._upload_dir))
-        path = folder / safe
-        path.write_bytes(content)
         try:
-            data_mod.load_dataset(path)
-        except Exception as exc:
-            shutil.rmtree(folder, ignore_errors=True)
-            # Name the user's file, not the server's temporary path.
-            self.notify(f"could not read {safe}: {one_line(exc).replace(str(path), safe)}")
+            path = store_upload(self._upload_dir, safe, content)
+        except DataError as exc:
+            self.notify(str(exc))
             return None
         name = f"{UPLOAD_PREFIX}{safe}"
         self.uploads[name] = path
@@ -844,54 +541,17 @@ class DashboardModel(param.Parameterized):
 
     def result_rows(self) -> list[dict[str, Any]]:
         """:meth:`results` as plain dicts (what the live table shows, without pandas)."""
-        rows = []
-        for slot in self.slots:
-            run = slot.run
-            last = (run.trace.last() if run is not None else None) or {}
-            extras = slot.final_extras() if slot.done else {"hits": slot.hits, "metrics": {}}
-            row = {
-                "run": slot.label,
-                "run_id": slot.run_id,
-                "status": slot.status,
-                "iterations": int(last.get("iteration", 0)),
-                "rows": len(run.trace) if run is not None else 0,
-                "time_s": run.time_s if run is not None else 0.0,
-                "cpu_s": run.cpu_s if run is not None else 0.0,
-                "certificate": last.get("certificate", np.nan),
-                "objective": last.get("objective", np.nan),
-            }
-            for eps in THRESHOLDS:
-                row[f"t<={eps:.0e}"] = extras["hits"].get(eps, np.nan)
-            row["test_accuracy"] = extras["metrics"].get("test_accuracy", np.nan)
-            row["message"] = slot.message
-            row["color"] = slot.color  # for views; not a column of results()
-            rows.append(row)
-        return rows
+        return result_rows_of(self.slots)
 
     def traces(self) -> pd.DataFrame:
         """Every run's whole trace (``run.frame()``), with its label, in one tidy frame."""
-        frames = []
-        for slot in self.slots:
-            if slot.run is None:
-                continue
-            frame = slot.run.frame()
-            frame.insert(1, "label", slot.label)
-            frames.append(frame)
-        if not frames:
-            return pd.DataFrame(columns=["run_id", "label"])
-        return pd.concat(frames, ignore_index=True)
+        return traces_of(self.slots)
 
     def export_csv(self) -> io.BytesIO:
-        buf = io.BytesIO()
-        self.traces().to_csv(buf, index=False)
-        buf.seek(0)
-        return buf
+        return csv_bytes(self.traces())
 
     def export_parquet(self) -> io.BytesIO:
-        buf = io.BytesIO()
-        self.traces().to_parquet(buf, index=False)
-        buf.seek(0)
-        return buf
+        return parquet_bytes(self.traces())
 
 
 class _Quiet:
@@ -906,20 +566,3 @@ class _Quiet:
 
     def __exit__(self, *exc: object) -> None:
         self.model._quiet = self.saved
-
-
-def _with_setting(
-    current: dict[str, Any], declared: list[Setting], name: str, value: Any, owner: str
-) -> dict[str, Any]:
-    """``current`` with setting ``name`` set to ``value`` (validated against ``declared``);
-    ``None`` or an empty string removes the override."""
-    decl = {s.name: s for s in declared}
-    if name not in decl:
-        raise SettingError(
-            f"unknown setting {name!r} for {owner}; its settings: "
-            f"{', '.join(sorted(decl)) or 'none'}"
-        )
-    rest = {k: v for k, v in current.items() if k != name}
-    if value is None or (isinstance(value, str) and not value.strip()):
-        return rest
-    return {**rest, **parse_settings([decl[name]], {name: value}, owner)}

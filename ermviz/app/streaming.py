@@ -35,7 +35,7 @@ import numpy as np
 from bokeh.models import ColumnDataSource
 
 from ermviz.app.model import THRESHOLDS, DashboardModel, Slot
-from ermviz.problems import Problem
+from ermviz.base import Problem
 from solvers.tags import STEP_NAMES
 
 _log = logging.getLogger(__name__)

@@ -30,8 +30,7 @@ from ermviz.app.model import (
     settings_of,
 )
 from ermviz.errors import ErmvizError, SettingError
-from ermviz.methods import METHODS, STEP_RULES
-from ermviz.problems import PROBLEMS
+from ermviz.registry import ALIASES, METHODS, PROBLEMS, STEP_RULES, resolve_alias
 from ermviz.runner import Budget
 
 _BOOL = {"1": True, "true": True, "yes": True, "0": False, "false": False, "no": False}
@@ -146,6 +145,19 @@ def _run(text: str, problem: str) -> tuple[str, str, dict[str, Any]]:
     if len(parts) < 2:
         raise LinkError(f"link: run={text!r} is not method:step[:name=value,...]")
     method, step = parts[0].strip(), parts[1].strip()
+    given: dict[str, str] = {}
+    if len(parts) == 3 and parts[2].strip():
+        for item in parts[2].split(","):
+            key, sep, value = item.partition("=")
+            if not sep or not key.strip():
+                raise LinkError(f"link: run setting {item!r} is not name=value")
+            given[key.strip()] = value.strip()
+    if method in ALIASES:  # links made with an older method name keep working
+        try:
+            method, step, fixed = resolve_alias(method, step, given, problem)
+        except ErmvizError as exc:
+            raise LinkError(f"link: {exc}") from None
+        given = {k: str(v) for k, v in fixed.items()}
     if method not in METHODS:
         raise LinkError(f"link: unknown method {method!r}; methods: {', '.join(METHODS)}")
     if problem not in METHODS[method].problems:
@@ -155,13 +167,6 @@ def _run(text: str, problem: str) -> tuple[str, str, dict[str, Any]]:
             f"link: method {method!r} does not take step rule {step!r}; it takes "
             f"{', '.join(METHODS[method].step_rules)}"
         )
-    given: dict[str, str] = {}
-    if len(parts) == 3 and parts[2].strip():
-        for item in parts[2].split(","):
-            key, sep, value = item.partition("=")
-            if not sep or not key.strip():
-                raise LinkError(f"link: run setting {item!r} is not name=value")
-            given[key.strip()] = value.strip()
     try:
         settings = parse_settings(settings_of(method, step), given, f"{method} with step {step}")
     except SettingError as exc:
@@ -245,7 +250,7 @@ def decode(query: str) -> dict[str, Any]:
 def apply(model: DashboardModel, state: dict[str, Any]) -> None:
     """Set ``model`` to the decoded ``state``.
 
-    The dataset's preset (:data:`~ermviz.app.model.DATASET_PRESETS`) is applied first,
+    The dataset's preset (:data:`~ermviz.app.datasets.DATASET_PRESETS`) is applied first,
     then every value the link gives.
 
     Raises :class:`LinkError` when the dataset is a catalog name whose file is not on this

@@ -15,8 +15,7 @@ from __future__ import annotations
 import time
 
 from ermviz.data import load_dataset
-from ermviz.methods import METHODS, build_solver
-from ermviz.problems import build_problem
+from ermviz.registry import METHODS, build_problem, build_solver
 
 
 def warm_up(verbose: bool = False) -> float:

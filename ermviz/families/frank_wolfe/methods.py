@@ -1,4 +1,4 @@
-"""The Frank-Wolfe family (FW, away-step FW, pairwise FW) bound to its problems.
+"""The Frank-Wolfe family's methods (FW, away-step FW, pairwise FW) and step rules.
 
 The numerics are in :mod:`solvers.fw`; this module packs a problem's arrays in the
 layout the kernels want, owns the state arrays and the record buffer, and declares the
@@ -12,8 +12,8 @@ from typing import Any
 import numpy as np
 import scipy.sparse as sp
 
-from ermviz.methods.base import MethodSpec, Solver, StepRuleSpec
-from ermviz.problems import LogregL1, Problem, SvmDual
+from ermviz.base import MethodSpec, Problem, Solver, StepRuleSpec
+from ermviz.families.frank_wolfe.problems import LogregL1, SvmDual
 from ermviz.settings import Setting
 from solvers import fw, steps
 from solvers.gram_cache import new_gram_cache
@@ -120,7 +120,7 @@ FW_METHOD_SETTINGS = (
 
 
 class FrankWolfeSolver(Solver):
-    """FW / AFW / PFW on :class:`~ermviz.problems.SvmDual` or :class:`~ermviz.problems.LogregL1`.
+    """FW / AFW / PFW on :class:`.SvmDual` or :class:`.LogregL1`.
 
     Parameters
     ----------

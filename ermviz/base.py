@@ -1,15 +1,23 @@
-"""What every method offers the runner, and how methods and step rules are declared."""
+"""The contracts every solver family implements: Problem, Solver, MethodSpec, StepRuleSpec.
+
+A family (see :mod:`ermviz.families` and ``docs/ARCHITECTURE.md``) subclasses
+:class:`Problem` for each problem it brings (data, settings, reference numpy math and a
+certificate) and :class:`Solver` for each method (state advanced in chunks by the runner),
+and declares its methods and step rules with :class:`MethodSpec` and :class:`StepRuleSpec`.
+Settings are declared with :class:`ermviz.settings.Setting`. Nothing here knows any family;
+:mod:`ermviz.registry` collects them.
+"""
 
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
-from typing import Any
+from dataclasses import dataclass, field
+from typing import Any, ClassVar
 
 import numpy as np
 
-from ermviz.settings import Setting
+from ermviz.settings import Setting, resolve_settings
 
 
 class Solver(ABC):
@@ -102,3 +110,73 @@ class MethodSpec:
     def step(self) -> str:
         """The step rule used when none is named: ``default_step`` or the first accepted."""
         return self.default_step or self.step_rules[0]
+
+
+@dataclass
+class Problem(ABC):
+    """Base class: data, settings and reference (numpy) math of one problem."""
+
+    name: ClassVar[str] = ""
+    title: ClassVar[str] = ""
+    certificate_kind: ClassVar[str] = "fw_gap"
+    settings_decl: ClassVar[tuple[Setting, ...]] = ()
+    #: The comparison worth racing on this problem, as ``(method, step rule)`` pairs: what
+    #: the dashboard's race becomes when the user switches to this problem.
+    default_race: ClassVar[tuple[tuple[str, str], ...]] = ()
+
+    dataset: Any
+    settings: dict[str, Any] = field(default_factory=dict)
+
+    @classmethod
+    def build(cls, dataset: Any, **given: Any) -> Problem:
+        """Validate ``given`` against the declared settings and build the problem."""
+        return cls(dataset, resolve_settings(cls.settings_decl, given, owner=cls.name))
+
+    # Reference math (numpy), implemented by each problem.
+    @abstractmethod
+    def objective(self, x: np.ndarray) -> float:
+        """See the subclasses."""
+
+    @abstractmethod
+    def gradient(self, x: np.ndarray) -> np.ndarray:
+        """See the subclasses."""
+
+    @abstractmethod
+    def certificate(self, x: np.ndarray) -> float:
+        """See the subclasses."""
+
+    @abstractmethod
+    def initial_point(self) -> np.ndarray:
+        """See the subclasses."""
+
+    @abstractmethod
+    def lipschitz(self) -> float:
+        """See the subclasses."""
+
+    def test_metrics(self, x: np.ndarray) -> dict[str, float]:
+        """Metrics on the dataset's test split (empty when it has none)."""
+        return {}
+
+
+@dataclass(frozen=True)
+class MethodAlias:
+    """A second name for a listed method with some of its choices fixed.
+
+    Aliases keep old names and shorthands working wherever a method name is accepted (CLI,
+    sweep configs, links, :func:`ermviz.registry.build_solver`), while ``ermviz methods``
+    and the dashboard list each algorithm once. ``method`` is the method it stands for;
+    ``method_by_problem`` names another method on the problems where the same algorithm is
+    implemented by it; ``step`` (when not empty) is the step rule it implies and
+    ``settings`` the settings it fixes.
+    """
+
+    name: str
+    method: str
+    note: str
+    step: str = ""
+    settings: tuple[tuple[str, Any], ...] = ()
+    method_by_problem: tuple[tuple[str, str], ...] = ()
+
+    def target(self, problem: str | None) -> str:
+        """The listed method this alias stands for on ``problem``."""
+        return dict(self.method_by_problem).get(problem or "", self.method)

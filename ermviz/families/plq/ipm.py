@@ -1,4 +1,4 @@
-"""Interior-point method ``ipm`` for the ``plq`` problem (the ReHLine family's second method).
+"""Interior-point method ``ipm`` for the ``plq`` problem (the PLQ family's second method).
 
 A primal-dual interior-point method on the dual box QP of the PLQ problem, whose Newton
 steps reduce to one d x d system ``I + X^T diag(omega) X + A^T E A`` per iteration, or, on
@@ -36,22 +36,24 @@ from typing import Any
 import numpy as np
 import scipy.sparse as sp
 
+from ermviz.base import MethodSpec, Solver, StepRuleSpec
 from ermviz.errors import SettingError
-from ermviz.methods.base import MethodSpec, Solver, StepRuleSpec
-from ermviz.methods.rehline import (
+from ermviz.families.plq.certificate import (
     CERTIFICATE_SETTINGS,
     BestPoint,
     GapReading,
-    PlqProblem,
+    end_row_values,
+    gap_status,
+    read_gap,
+)
+from ermviz.families.plq.packing import (
     _kernel_csr32,
     _kernel_type_key,
     _pack_pieces,
     constraint_kind,
-    end_row_values,
-    gap_status,
     kernel_rows,
-    read_gap,
 )
+from ermviz.families.plq.problem import PlqProblem
 from ermviz.settings import resolve_settings
 from solvers import plq_ipm as ipm
 from solvers import rehline as kern

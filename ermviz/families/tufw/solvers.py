@@ -1,26 +1,8 @@
-"""TUFW (Taylor-approximated-gradient Frank-Wolfe) and its baselines, bound to problems.
+"""The TUFW family's solvers: TUFW, SPIDER-FW, CSFW and exact-gradient FW for GLM losses.
 
-Xiong & Freund, "Using Taylor-approximated gradients to improve the Frank-Wolfe method for
-empirical risk minimization" (SIAM J. Optim.): FW whose gradient is the average of
-first-order Taylor expansions of the per-sample gradients around per-sample points ``b_i``,
-which are moved to the current iterate by a batch rule. The numerics are in
-:mod:`solvers.tufw`; this module declares
-
-* the problem ``nonconvex-l1`` (:class:`NonconvexL1`, problem (7.2) of the paper: a
-  bounded non-convex classification loss on the l1 ball; ``logreg-l1`` = (7.1) is reused
-  from :mod:`ermviz.problems`);
-* the methods ``tufw`` (Taylor-point rule by the setting ``rule``) and the fixed-rule
-  aliases ``tufw-sbd-sqrtk``, ``tufw-dbd-sqrtk``, ``tufw-sbd-k4``, ``tufw-dbd-k4`` (sweep
-  tables compare methods with identical settings, so each rule also has a name);
-  ``spider-fw`` (Yurtsever, Sra & Cevher, ICML 2019), ``csfw`` (Negiar et al., ICML
-  2020), ``fw-nc`` (plain FW with the exact gradient for any of the losses: the "FW"
-  baseline of the non-convex table) and ``fw-ada`` (FW with the backtracking step of
-  Pedregosa, Negiar, Askari & Jaggi, AISTATS 2020: the existing ``fw --step adaptive``
-  kernel on ``logreg-l1``, the ``fw-nc`` kernel on ``nonconvex-l1``);
-* the step rules ``constant-sqrt`` (``1/sqrt(K+1)``, K fixed in advance),
-  ``taylor-adaptive`` (the paper's (B-6): ``min(gamma_k, g^T(x - s) / d^T H d)``, i.e.
-  the minimizer of the Taylor quadratic model over ``[0, gamma_k]``) and ``taylor-exact``
-  (the same with ``gamma_k = 1``: exact line search on the Taylor model).
+Adapters of the kernels in :mod:`solvers.tufw` (Xiong & Freund, SIAM J. Optim.; Yurtsever,
+Sra & Cevher, ICML 2019; Negiar et al., ICML 2020): each packs the problem's arrays, owns
+the state and record buffers and advances in chunks for the runner.
 
 Timing. TUFW, SPIDER-FW and CSFW never need the exact gradient; their trace rows carry
 the exact objective and FW gap anyway, computed by replaying the logged steps
@@ -31,10 +13,6 @@ eval_growth * k)`` iterations) and returns that one row, so the row's time is th
 kernel time up to it; the kernel's call overhead (measured at construction) is not
 counted. Non-convex runs evaluate the gap at *every* iterate (the running average
 ``avg_fw_gap`` needs them all) and stop on the running average.
-
-Size: over 800 lines because it holds the TUFW problem, adapters and specs; issue 12
-(one home per solver family) splits it along these jobs, and nothing here depends on the
-split.
 """
 
 from __future__ import annotations
@@ -42,112 +20,17 @@ from __future__ import annotations
 import math
 import time
 from abc import abstractmethod
-from dataclasses import dataclass
-from typing import Any, ClassVar
+from typing import Any
 
 import numpy as np
 import scipy.sparse as sp
 
-from ermviz.methods.base import MethodSpec, Solver, StepRuleSpec
-from ermviz.methods.frank_wolfe import FW_SETTINGS, FrankWolfeSolver
-from ermviz.problems import LogregL1, Problem, spectral_norm_sq
-from ermviz.settings import Setting
+from ermviz.base import Problem, Solver
+from ermviz.families.frank_wolfe.problems import LogregL1
+from ermviz.families.tufw.problem import NonconvexL1
 from solvers import tufw as k
 from solvers.linalg import as_kernel_matrix
 from solvers.tags import STATUS_CONVERGED, STATUS_NONFINITE, STATUS_RUNNING
-
-
-# -- the non-convex problem ---------------------------------------------------------------
-def _tanh_parts(u: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """``1 - tanh(u)`` and ``sech(u)^2``, both without cancellation."""
-    e = np.exp(-2.0 * np.abs(u))
-    inv = 1.0 / (1.0 + e)
-    val = np.where(u >= 0.0, 2.0 * e * inv, 2.0 * inv)
-    return val, 4.0 * e * inv * inv
-
-
-def _sigmoid_pair(u: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """``(sigma(u), sigma(-u))`` without overflow."""
-    b = np.exp(-np.logaddexp(0.0, u))
-    a = np.exp(-np.logaddexp(0.0, -u))
-    return a, b
-
-
-@dataclass
-class NonconvexL1(LogregL1):
-    """Bounded non-convex binary classification over the l1 ball (Xiong & Freund (7.2)).
-
-    ``min_{||x||_1 <= radius} (1/n) sum_i l(y_i a_i^T x)`` with ``l(u) = 1 - tanh(u)``
-    (``loss="tanh"``, default) or the sigmoid loss ``l(u) = 1 / (1 + exp(u))``
-    (``loss="sigmoid"``; note ``1 - tanh(u) = 2 sigma(-2u)``, the same shape). **The
-    paper's exact loss is not confirmed** (its main text was not available to us; see
-    ALGORITHMS.md A.2): both are offered, and traces record which one ran. Whether (7.2)
-    uses the radius of (7.1) is not confirmed either.
-
-    Certificate: the FW gap ``<grad F(x), x> + radius ||grad F(x)||_inf``; for a non-convex
-    ``F`` it certifies first-order *stationarity* (zero iff stationary), not
-    suboptimality. The paper's metric is its running average over all iterates
-    (``avg_fw_gap`` column; ``metric="avg-fw-gap"`` puts it in the certificate column).
-    """
-
-    name: ClassVar[str] = "nonconvex-l1"
-    title: ClassVar[str] = "l1-constrained non-convex (bounded-loss) classification"
-    certificate_kind: ClassVar[str] = "fw_gap (stationarity)"
-    # TUFW against the exact-gradient FW baseline and a variance-reduced stochastic FW,
-    # each with its non-convex step (Xiong & Freund's Table C-3 comparison).
-    default_race: ClassVar[tuple[tuple[str, str], ...]] = (
-        ("tufw", "taylor-adaptive"),
-        ("fw-nc", "nonconvex"),
-        ("spider-fw", "nonconvex"),
-    )
-    settings_decl: ClassVar[tuple[Setting, ...]] = (
-        *LogregL1.settings_decl,
-        Setting(
-            "loss",
-            "choice",
-            "tanh",
-            "1 - tanh(y a^T x) or the sigmoid loss 1/(1 + exp(y a^T x)) (paper's choice "
-            "unconfirmed)",
-            choices=("tanh", "sigmoid"),
-        ),
-        Setting(
-            "metric",
-            "choice",
-            "fw-gap",
-            "what the certificate column holds: the FW gap at x_k or its running average "
-            "over x_0..x_k (the paper's metric); both are always recorded",
-            choices=("fw-gap", "avg-fw-gap"),
-        ),
-    )
-
-    @property
-    def loss(self) -> str:
-        return str(self.settings["loss"])
-
-    def _parts(self, x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """Per-sample loss values and ``dl/du`` at margins ``u = y a^T x``."""
-        u = self.y * self.margins(x)
-        if self.loss == "tanh":
-            val, sech2 = _tanh_parts(u)
-            return val, -sech2
-        a, b = _sigmoid_pair(u)
-        return b, -a * b
-
-    def objective(self, x: np.ndarray) -> float:
-        return float(np.mean(self._parts(x)[0]))
-
-    def gradient(self, x: np.ndarray) -> np.ndarray:
-        r = self.y * self._parts(x)[1] / self.n
-        return np.asarray(self.X.T @ r).ravel()
-
-    def lipschitz(self) -> float:
-        """``||X||_2^2 / n * sup |l''|``: ``4 / (3 sqrt 3)`` (tanh), ``1 / (6 sqrt 3)``
-        (sigmoid)."""
-        bound = 4.0 / (3.0 * math.sqrt(3.0)) if self.loss == "tanh" else 1.0 / (6 * math.sqrt(3))
-        return spectral_norm_sq(self.X) * bound / self.n
-
-
-PROBLEMS: dict[str, type[Problem]] = {NonconvexL1.name: NonconvexL1}
 
 
 def _loss_code(problem: Problem) -> int:
@@ -178,138 +61,6 @@ def _kernel_matrices(problem: LogregL1) -> tuple[Any, Any]:
 
 def _sqrt_n(n: int) -> int:
     return max(1, math.isqrt(n - 1) + 1) if n > 1 else 1
-
-
-# -- settings and step rules --------------------------------------------------------------
-K_SETTING = Setting(
-    "K",
-    "int",
-    10000,
-    "horizon K fixed in advance (constant step 1/sqrt(K+1), K-rules of TUFW)",
-    low=1,
-    high=10**12,
-)
-
-STEP_RULES: dict[str, StepRuleSpec] = {
-    "constant-sqrt": StepRuleSpec(
-        "constant-sqrt",
-        "constant 1/sqrt(K+1), K fixed in advance (non-convex theory)",
-        (K_SETTING,),
-        "Xiong & Freund, Theorem A.2",
-    ),
-    "taylor-adaptive": StepRuleSpec(
-        "taylor-adaptive",
-        "min(gamma_k, g^T (x - s) / d^T H d): the Taylor-model minimizer capped by gamma_k",
-        (
-            Setting(
-                "cap",
-                "choice",
-                "auto",
-                "the open-loop gamma_k capping the step: 2/(k+2), 1/sqrt(k+1), 1/sqrt(K+1) "
-                "or 1; auto = 2/(k+2) on convex problems, 1/sqrt(k+1) on non-convex ones",
-                choices=("auto", *k.OPEN_LOOP_CODES),
-            ),
-        ),
-        "Xiong & Freund, (B-6)",
-    ),
-    "taylor-exact": StepRuleSpec(
-        "taylor-exact",
-        "exact line search on the Taylor quadratic model over [0, 1] ((B-6) with gamma_k = 1)",
-        (),
-        "Xiong & Freund, (B-6)",
-    ),
-}
-
-EVAL_SETTINGS = (
-    Setting(
-        "eval_every",
-        "int",
-        1,
-        "checkpoint (trace row, exact gap) spacing in iterations, at least",
-        low=1,
-        high=10**9,
-    ),
-    Setting(
-        "eval_growth",
-        "float",
-        0.01,
-        "checkpoint spacing also grows like k * eval_growth (0 = fixed spacing); "
-        "non-convex runs still evaluate every iterate for the running average",
-        low=0.0,
-        high=10.0,
-    ),
-    Setting("seed", "int", 0, "seed of the sampling", low=0, high=2**62),
-)
-
-TAYLOR_SETTINGS = (
-    K_SETTING,
-    Setting(
-        "rounding",
-        "choice",
-        "ceil",
-        "round batch sizes n/sqrt(k), n/K^(1/4) and the period K^(1/4) up or down",
-        choices=("ceil", "floor"),
-    ),
-    Setting("offset", "int", 0, "use k + offset in the rule formulas", low=0, high=1),
-    Setting(
-        "replace",
-        "bool",
-        False,
-        "SBD rules: draw the batch with replacement (default: without)",
-    ),
-    Setting(
-        "rebuild_h_every",
-        "int",
-        1000,
-        "rebuild h = H x and x^T H x from H every this many iterations (0 = never)",
-        low=0,
-        high=10**9,
-    ),
-    Setting(
-        "rebuild_H_passes",
-        "int",
-        20,
-        "rebuild q and H from the stored t_i after this many n partial resets (0 = never); "
-        "full resets always rebuild",
-        low=0,
-        high=10**6,
-    ),
-    *EVAL_SETTINGS,
-)
-
-RULE_SETTING = Setting(
-    "rule",
-    "choice",
-    "dbd-sqrtk",
-    "Taylor-point rule: sbd-sqrtk, dbd-sqrtk, sbd-k4, dbd-k4",
-    choices=tuple(k.TAYLOR_CODES),
-)
-
-
-def _sampling_settings(replace_default: bool, epoch: bool) -> tuple[Setting, ...]:
-    out = [
-        Setting(
-            "batch",
-            "int",
-            0,
-            "samples per iteration (0 = ceil(sqrt(n)))",
-            low=0,
-            high=10**9,
-        ),
-        Setting("replace", "bool", replace_default, "draw the batch with replacement"),
-    ]
-    if epoch:
-        out.append(
-            Setting(
-                "epoch",
-                "int",
-                0,
-                "iterations per epoch: a full gradient starts each (0 = ceil(sqrt(n)))",
-                low=0,
-                high=10**9,
-            )
-        )
-    return (*out, *EVAL_SETTINGS)
 
 
 def _step_codes(step: str, settings: dict[str, Any], problem: Problem) -> tuple[int, int]:
@@ -702,104 +453,3 @@ class GlmFrankWolfeSolver(Solver):
     @property
     def iteration(self) -> int:
         return int(self.istate[k.I_K])
-
-
-# -- registry -----------------------------------------------------------------------------
-_PROBLEMS = (LogregL1.name, NonconvexL1.name)
-_OPEN = ("diminishing", "nonconvex", "constant-sqrt")
-_TUFW_STEPS = ("taylor-adaptive", "taylor-exact", *_OPEN)
-XF = "Xiong & Freund, SIAM J. Optim. (Algorithm 2.1)"
-
-
-def _tufw_factory(rule: str | None):
-    def build(problem: Problem, step: str, settings: dict[str, Any], tol: float) -> Solver:
-        return TufwSolver(problem, step, settings, tol, rule=rule)
-
-    return build
-
-
-def _fw_ada(problem: Problem, step: str, settings: dict[str, Any], tol: float) -> Solver:
-    if _is_nonconvex(problem):
-        return GlmFrankWolfeSolver(problem, step, settings, tol)
-    return FrankWolfeSolver(problem, "fw", step, settings, tol)
-
-
-def _build(cls: type[Solver]):
-    def build(problem: Problem, step: str, settings: dict[str, Any], tol: float) -> Solver:
-        return cls(problem, step, settings, tol)
-
-    return build
-
-
-_RULE_TITLES = {
-    "sbd-sqrtk": "random ceil(n/sqrt(k)) Taylor points reset per iteration",
-    "dbd-sqrtk": "all Taylor points reset when k is a perfect square",
-    "sbd-k4": "random ceil(n/K^(1/4)) Taylor points reset per iteration",
-    "dbd-k4": "all Taylor points reset every floor(K^(1/4)) iterations",
-}
-
-METHODS: dict[str, MethodSpec] = {
-    "tufw": MethodSpec(
-        "tufw",
-        "Taylor-approximated-gradient Frank-Wolfe (TUFW)",
-        "tufw",
-        _PROBLEMS,
-        _TUFW_STEPS,
-        (RULE_SETTING, *TAYLOR_SETTINGS),
-        XF,
-        _tufw_factory(None),
-    ),
-    **{
-        f"tufw-{rule}": MethodSpec(
-            f"tufw-{rule}",
-            f"TUFW, rule {rule}: {title}",
-            "tufw",
-            _PROBLEMS,
-            _TUFW_STEPS,
-            TAYLOR_SETTINGS,
-            XF,
-            _tufw_factory(rule),
-        )
-        for rule, title in _RULE_TITLES.items()
-    },
-    "spider-fw": MethodSpec(
-        "spider-fw",
-        "SPIDER Frank-Wolfe (recursive variance-reduced gradient estimator)",
-        "tufw",
-        _PROBLEMS,
-        _OPEN,
-        _sampling_settings(True, epoch=True),
-        "Yurtsever, Sra & Cevher, ICML 2019",
-        _build(SpiderFwSolver),
-    ),
-    "csfw": MethodSpec(
-        "csfw",
-        "constant-batch stochastic Frank-Wolfe (SAG-type memory)",
-        "tufw",
-        _PROBLEMS,
-        _OPEN,
-        _sampling_settings(True, epoch=False),
-        "Negiar et al., ICML 2020",
-        _build(CsfwSolver),
-    ),
-    "fw-nc": MethodSpec(
-        "fw-nc",
-        "Frank-Wolfe with the exact gradient for any GLM loss (incl. non-convex)",
-        "tufw",
-        _PROBLEMS,
-        (*_OPEN, "adaptive"),
-        FW_SETTINGS,
-        "Frank & Wolfe 1956; Xiong & Freund (baseline FW)",
-        _build(GlmFrankWolfeSolver),
-    ),
-    "fw-ada": MethodSpec(
-        "fw-ada",
-        "FW-ada: Frank-Wolfe with backtracking on L (alias of fw --step adaptive)",
-        "tufw",
-        _PROBLEMS,
-        ("adaptive",),
-        FW_SETTINGS,
-        "Pedregosa, Negiar, Askari & Jaggi, AISTATS 2020",
-        _fw_ada,
-    ),
-}

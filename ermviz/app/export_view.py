@@ -1,0 +1,108 @@
+"""The dashboard's Export tab: every run's trace as CSV or Parquet, and the current
+figures (and results) as one standalone HTML file that opens offline.
+
+:class:`ExportView` is a part of :class:`~ermviz.app.page.Dashboard`: it builds the
+``export`` layout on the dashboard; the HTML export redraws the race's figures from a
+snapshot of the streamer's sources (:mod:`ermviz.app.figures`).
+"""
+
+from __future__ import annotations
+
+import html
+
+import panel as pn
+from bokeh.embed import file_html
+from bokeh.layouts import column, gridplot, row
+from bokeh.models import ColumnDataSource, Div
+from bokeh.resources import INLINE
+
+from ermviz.app.figures import TeachingPlot, TracePlots
+from ermviz.app.model import DashboardModel
+from ermviz.app.streaming import Streamer
+from ermviz.app.widgets import guard
+
+
+class ExportView:
+    """The export buttons and the standalone HTML export (a part of the dashboard).
+
+    Uses the race view's ``_certificate_kind`` (the dashboard has both).
+    """
+
+    model: DashboardModel
+    streamer: Streamer
+
+    def _build_export(self) -> None:
+        m = self.model
+        self.csv_download = pn.widgets.FileDownload(
+            callback=guard(m, "CSV export")(m.export_csv),
+            filename="ermviz-traces.csv",
+            label="Traces (CSV)",
+            color="primary",
+            width=200,
+        )
+        self.parquet_download = pn.widgets.FileDownload(
+            callback=guard(m, "Parquet export")(m.export_parquet),
+            filename="ermviz-traces.parquet",
+            label="Traces (Parquet)",
+            color="primary",
+            width=200,
+        )
+        self.html_download = pn.widgets.FileDownload(
+            callback=guard(m, "HTML export")(self.export_html),
+            filename="ermviz-figures.html",
+            label="Figures (standalone HTML)",
+            color="primary",
+            width=220,
+        )
+        self.export = pn.Column(
+            pn.pane.Markdown(
+                "Download every run's whole trace (one row per recorded iterate; stopped runs "
+                "keep theirs), or the current figures as one standalone HTML file that opens "
+                "offline. Each plot's toolbar also saves it as PNG.",
+                sizing_mode="stretch_width",
+            ),
+            pn.Row(self.csv_download, self.parquet_download, self.html_download),
+            sizing_mode="stretch_width",
+        )
+
+    def export_html(self):
+        """The current figures (and results) as one standalone HTML file (Bokeh inline)."""
+        import io
+
+        m = self.model
+        snapshot = [
+            (
+                s.slot.label,
+                s.slot.color,
+                ColumnDataSource(dict(s.trace.data)),
+                ColumnDataSource(dict(s.objective.data)),
+            )
+            for s in self.streamer.sources
+            if s.slot.run is not None
+        ]
+        best = ColumnDataSource(dict(self.streamer.best.data))
+        figs = TracePlots(
+            snapshot,
+            best,
+            log_x=m.log_x,
+            time_basis=m.time_basis,
+            show_steps=m.show_steps,
+            certificate_kind=self._certificate_kind(),
+        ).figures
+        for f in figs:
+            f.sizing_mode = "fixed"
+            f.width = 560
+        parts = [
+            Div(
+                text=f"<h2>ermviz race on {html.escape(m.dataset)} ({html.escape(m.problem)})</h2>"
+            ),
+            gridplot([figs[i : i + 2] for i in range(0, len(figs), 2)], toolbar_location="right"),
+        ]
+        if self.streamer.geometry is not None and m.problem_obj is not None:
+            plot = TeachingPlot(
+                self.streamer.geometry, m.problem_obj, self.streamer.sources, snapshot=True
+            )
+            parts.append(row(*plot.layout()))
+        parts.append(Div(text=m.results().to_html(index=False, float_format=lambda v: f"{v:.6g}")))
+        page = file_html(column(*parts), resources=INLINE, title="ermviz figures")
+        return io.BytesIO(page.encode("utf-8"))

@@ -1,0 +1,442 @@
+"""The dashboard's figures, plain Bokeh (no Panel): the same builders serve the live page
+and the standalone HTML export.
+
+:class:`TracePlots` - the five live plots of a race (certificate vs iteration and vs
+solver time, suboptimality, step size, active-set size), one line per run;
+:class:`TeachingPlot` - a toy problem's feasible set with contours of its objective and
+each run's path of iterates, with a zoom that follows the race.
+"""
+
+from __future__ import annotations
+
+import functools
+import math
+import time
+from typing import Any, ClassVar
+
+import numpy as np
+from bokeh.core.properties import value
+from bokeh.models import (
+    CDSView,
+    ColumnDataSource,
+    CustomJS,
+    CustomJSTransform,
+    DataRange1d,
+    GroupFilter,
+    HoverTool,
+    Legend,
+    LegendItem,
+    Range1d,
+)
+from bokeh.palettes import Blues256, linear_palette
+from bokeh.plotting import figure
+from bokeh.plotting.contour import contour_data
+from bokeh.transform import transform
+
+from ermviz.app.streaming import Geometry, RunSources
+
+#: Step types that can be marked on the certificate plots, with their marker.
+STEP_MARKERS = {"away": "triangle", "pairwise": "diamond", "drop": "x"}
+#: Height of each live plot (pixels).
+PLOT_HEIGHT = 290
+
+
+def _figure(title: str, x_label: str, y_label: str, log_x: bool, log_y: bool, **kw: Any):
+    kw.setdefault("x_range", DataRange1d())
+    kw.setdefault("y_range", DataRange1d())
+    for rng in (kw["x_range"], kw["y_range"]):
+        # Auto-ranged in the browser on every update; echoing each new start/end back to
+        # the server (the default) cost ~100 websocket messages a second, measured.
+        rng.syncable = False
+    fig = figure(
+        title=title,
+        x_axis_type="log" if log_x else "linear",
+        y_axis_type="log" if log_y else "linear",
+        x_axis_label=x_label,
+        y_axis_label=y_label,
+        height=PLOT_HEIGHT,
+        sizing_mode="stretch_width",
+        min_width=360,
+        tools="pan,wheel_zoom,box_zoom,reset,save",
+        toolbar_location="above",
+        **kw,
+    )
+    fig.title.text_font_size = "11pt"
+    return fig
+
+
+def _legend(fig, items: list[LegendItem]) -> Legend:
+    legend = Legend(items=items, click_policy="hide", location="top_right")
+    legend.label_text_font_size = "8pt"
+    legend.spacing = 0
+    legend.padding = 4
+    legend.background_fill_alpha = 0.6
+    fig.add_layout(legend)
+    return legend
+
+
+def _mirror_visible(renderers: list, attr: str, old: bool, new: bool) -> None:
+    for r in renderers:
+        if r.visible != new:
+            r.visible = new
+
+
+class TracePlots:
+    """The five live plots of a race, one line per run in the run's colour.
+
+    1. certificate vs iteration + 1 (log y), with away / pairwise / drop steps marked on
+       demand; 2. certificate vs solver time (wall ``time_s`` or thread ``cpu_s``);
+    3. suboptimality: objective minus the best objective seen by any run (computed in the
+       browser, so it follows the best value as it improves); 4. step size; 5. active-set
+       size. Iteration plots share their x range; hover shows the run and the values;
+       clicking a legend entry hides that run's line (and its step markers).
+
+    ``series`` holds one ``(label, colour, source)`` per place in the race; the figures
+    keep their renderers from race to race and :meth:`show` relabels them, so Start sends
+    the browser new data and labels rather than new figures.
+    """
+
+    def __init__(
+        self,
+        series: list[tuple[str, str, ColumnDataSource, ColumnDataSource]],
+        best: ColumnDataSource,
+        *,
+        log_x: bool = True,
+        time_basis: str = "time_s",
+        show_steps: bool = False,
+        certificate_kind: str = "fw_gap",
+    ) -> None:
+        cert = certificate_kind.replace("_", " ")
+        # Log axes need iteration + 1 (iteration 0 is the start point); linear ones do not.
+        kx = "k1" if log_x else "iteration"
+        it_label = "iteration + 1" if log_x else "iteration"
+        tb = time_basis
+        t_label = "solver wall time (s)" if tb == "time_s" else "solver thread CPU time (s)"
+        it_range = DataRange1d()
+        self.figures = [
+            _figure(f"{cert} vs iteration", it_label, cert, log_x, True, x_range=it_range),
+            _figure(f"{cert} vs solver time", t_label, cert, log_x, True),
+            _figure(
+                "suboptimality vs iteration",
+                it_label,
+                "objective − best seen",
+                log_x,
+                True,
+                x_range=it_range,
+            ),
+            _figure("step size vs iteration", it_label, "step size", log_x, True, x_range=it_range),
+            _figure(
+                "active-set size vs iteration",
+                it_label,
+                "atoms in the active set",
+                log_x,
+                False,
+                x_range=it_range,
+            ),
+        ]
+        subopt = CustomJSTransform(
+            args={"best": best},
+            v_func=(
+                "const b = best.data.best[0];"
+                "const out = new Float64Array(xs.length);"
+                "for (let i = 0; i < xs.length; i++) {"
+                "  const d = xs[i] - b; out[i] = (d > 0) ? d : NaN; }"
+                "return out;"
+            ),
+        )
+        # When the best objective improves, every run's suboptimality must be recomputed:
+        # emitting a change on each source makes its renderers re-apply the transform.
+        best.js_property_callbacks = {
+            "change:data": [
+                CustomJS(
+                    args={"sources": [obj for _, _, _, obj in series]},
+                    code="for (const s of sources) { s.change.emit(); }",
+                )
+            ]
+        }
+        columns = (
+            (kx, "certificate"),
+            (tb, "certificate"),
+            (kx, transform("objective", subopt)),
+            (kx, "step_size"),
+            (kx, "active_size"),
+        )
+        # One legend, in the first plot: its entry for a run hides that run's lines (and
+        # step markers) in all five plots. Measured: a legend re-renders whenever a source
+        # of its items' renderers changes, i.e. on every stream. So each entry holds a
+        # proxy renderer on a constant, empty source (it draws nothing, only gives the
+        # entry its colour); a click toggles the proxy and a CustomJS mirrors its
+        # visibility onto the run's real renderers, in the browser.
+        self.items: list[LegendItem] = []
+        self.proxies: list = []
+        # One NaN point: nothing is drawn, but the legend has a row to draw its icon from.
+        empty = ColumnDataSource({"x": [np.nan], "y": [np.nan]})
+        self.renderers: list[list] = []
+        hover_lines: list[list] = [[] for _ in self.figures]
+        for label, color, cds, obj in series:
+            mine = []
+            for f, (fig, (x, y)) in enumerate(zip(self.figures, columns, strict=True)):
+                source = obj if f == 2 else cds
+                r = fig.line(x, y, source=source, color=color, line_width=2, name=label)
+                mine.append(r)
+                hover_lines[f].append(r)
+                if show_steps and f < 2:
+                    for step, marker in STEP_MARKERS.items():
+                        mine.append(
+                            fig.scatter(
+                                x,
+                                "certificate",
+                                source=cds,
+                                view=CDSView(filter=GroupFilter(column_name="step", group=step)),
+                                marker=marker,
+                                size=7,
+                                line_color=color,
+                                fill_color=color if marker != "x" else None,
+                                fill_alpha=0.5,
+                            )
+                        )
+            proxy = self.figures[0].line("x", "y", source=empty, color=color, line_width=2)
+            # The targets go by id, not as CustomJS args: a legend rebuilds its items (new
+            # canvases and DOM nodes) on every change of any model its items reach, and args
+            # holding the lines reach their streaming sources, i.e. it rebuilt on each
+            # stream (measured: ~10 % of chromium's CPU during a race).
+            proxy.js_on_change(
+                "visible",
+                CustomJS(
+                    args={"ids": [r.id for r in mine]},
+                    code=(
+                        "for (const id of ids) {"
+                        "  const r = cb_obj.document.get_model_by_id(id);"
+                        "  if (r != null) { r.visible = cb_obj.visible; } }"
+                    ),
+                ),
+            )
+            # ... and on the server: lines of a diagnostic tab not on the page yet get
+            # the same visibility when that tab is drawn.
+            proxy.on_change("visible", functools.partial(_mirror_visible, mine))
+            self.proxies.append(proxy)
+            self.items.append(LegendItem(label=value(label), renderers=[proxy]))
+            self.renderers.append(mine)
+        common = [("run", "$name"), ("iteration", "@iteration{0,0}"), ("time", f"@{tb}{{0.000}} s")]
+        tips = [
+            [*common, ("certificate", "@certificate{%.3e}")],
+            [*common, ("certificate", "@certificate{%.3e}")],
+            [
+                ("run", "$name"),
+                ("iteration", "@iteration{0,0}"),
+                ("objective", "@objective{%.10g}"),
+            ],
+            [*common, ("step size", "@step_size{%.3e}")],
+            [*common, ("active set", "@active_size")],
+        ]
+        hover_fmt = {"@certificate": "printf", "@objective": "printf", "@step_size": "printf"}
+        for fig, lines, tip in zip(self.figures, hover_lines, tips, strict=True):
+            if lines:
+                fig.add_tools(HoverTool(renderers=lines, tooltips=tip, formatters=hover_fmt))
+        self.legend = _legend(self.figures[0], [])
+        self.show([label for label, *_ in series])
+
+    @property
+    def size(self) -> int:
+        return len(self.renderers)
+
+    def show(self, labels: list[str | None]) -> None:
+        """Show series ``i`` under ``labels[i]``; hide the others (and ``None`` labels)."""
+        labels = (list(labels) + [None] * self.size)[: self.size]
+        for i, label in enumerate(labels):
+            for r in [self.proxies[i], *self.renderers[i]]:
+                if r.visible != (label is not None):
+                    r.visible = label is not None
+                if label is not None and r.name != label:
+                    r.name = label
+            if label is not None and self.items[i].label != value(label):
+                self.items[i].label = value(label)
+        items = [self.items[i] for i, label in enumerate(labels) if label]
+        # Replacing the list changes the document's model graph: only when it differs.
+        if [id(x) for x in self.legend.items] != [id(x) for x in items]:
+            self.legend.items = items
+
+
+def contour_levels(Z: np.ndarray, n: int = 16) -> np.ndarray:
+    """Contour levels denser near the minimum (quantiles of the grid values)."""
+    finite = Z[np.isfinite(Z)]
+    if finite.size == 0:
+        return np.zeros(0)
+    return np.unique(np.quantile(finite, np.linspace(0.0, 1.0, n) ** 1.5))
+
+
+class TeachingPlot:
+    """The feasible set of a toy problem with contour lines of its objective, and each
+    run's path of iterates (line + points), its current iterate and the vertices of its
+    current active set (rings in the run's colour), growing live; beside it a zoom that
+    follows the runs' recent iterates, where vanilla FW's zig-zag is plain to see.
+
+    Triangle: the SVM dual on 3 points, in barycentric coordinates. Tetrahedron: the dual
+    on 4 points seen from above vertex e4 (contours on the three faces through e4).
+    Diamond: the l1 ball of R^2 for l1-constrained logistic regression.
+    """
+
+    TITLES: ClassVar[dict[str, str]] = {
+        "triangle": "SVM dual on 3 points: the simplex is a triangle",
+        "tetrahedron": "SVM dual on 4 points: the tetrahedron seen from above e4",
+        "diamond": "l1-constrained logistic regression: the l1 ball of radius {r:g}",
+    }
+    #: Seconds between two recomputations of the zoom's contours during a race.
+    ZOOM_REFINE_PERIOD = 1.0
+
+    def __init__(
+        self,
+        geometry: Geometry,
+        problem: Any,
+        sources: list[RunSources] | None = None,
+        *,
+        snapshot: bool = False,
+    ) -> None:
+        self.geometry = geometry
+        self.problem = problem
+        self.sources = list(sources or [])
+        xs, ys, Z = geometry.objective_grid(problem)
+        self.levels = contour_levels(Z)
+        title = self.TITLES[geometry.kind].format(r=geometry.radius)
+        self.main, _ = self._figure(title, (xs, ys, Z), snapshot, width=560)
+        self.zoom = None
+        self.zoom_contour = None
+        self._window: tuple[float, float, float, float] | None = None
+        self._refined_at = -math.inf
+        if self.sources:
+            self.zoom, self.zoom_contour = self._figure(
+                "zoom on the recent iterates (follows the race)",
+                (xs, ys, Z),
+                snapshot,
+                width=480,
+                zoom=True,
+            )
+            self.track(final=True)
+
+    def _figure(self, title, grid, snapshot: bool, width: int, zoom: bool = False):
+        g = self.geometry
+        ranges = {"x_range": Range1d(0, 1), "y_range": Range1d(0, 1)} if zoom else {}
+        fig = figure(
+            title=title,
+            match_aspect=not zoom,
+            height=480,
+            width=width,
+            sizing_mode="fixed",
+            tools="pan,wheel_zoom,box_zoom,reset,save",
+            toolbar_location="above",
+            **ranges,
+        )
+        fig.grid.visible = False
+        if g.kind != "diamond":
+            fig.axis.visible = False
+        contour = None
+        if self.levels.size >= 3:
+            fill = linear_palette(Blues256[40:][::-1], self.levels.size - 1)
+            contour = fig.contour(
+                *grid,
+                levels=self.levels,
+                fill_color=fill,
+                fill_alpha=0.55,
+                line_color="#4a6fa5",
+                line_alpha=0.6,
+                line_width=1,
+            )
+        outline = g.atoms[g.outline + g.outline[:1]]
+        fig.line(outline[:, 0], outline[:, 1], color="black", line_width=2)
+        for i, j in g.edges:
+            a, b = g.atoms[i], g.atoms[j]
+            dashed = g.kind == "tetrahedron" and 3 in (i, j)
+            fig.line(
+                [a[0], b[0]],
+                [a[1], b[1]],
+                color="black",
+                line_width=1.2,
+                line_dash="dashed" if dashed else "solid",
+            )
+        labels = ColumnDataSource({"x": g.atoms[:, 0], "y": g.atoms[:, 1], "text": g.atom_labels})
+        fig.text(
+            "x", "y", text="text", source=labels, x_offset=6, y_offset=-6, text_font_size="10pt"
+        )
+        fig.scatter(g.atoms[:, 0], g.atoms[:, 1], size=6, color="black")
+        items = []
+        for k, src in enumerate(self.sources):
+            color = src.slot.color
+            path, current, active = src.path, src.current, src.active
+            if snapshot:
+                path = ColumnDataSource(dict(path.data))
+                current = ColumnDataSource(dict(current.data))
+                active = ColumnDataSource(dict(active.data))
+            r_line = fig.line("x", "y", source=path, color=color, line_width=2, line_alpha=0.8)
+            r_pts = fig.scatter("x", "y", source=path, color=color, size=4 if not zoom else 6)
+            r_cur = fig.scatter("x", "y", source=current, color=color, size=12, line_color="black")
+            r_act = fig.scatter(
+                "x",
+                "y",
+                source=active,
+                marker="circle",
+                size=18 + 7 * k,
+                fill_color=None,
+                line_color=color,
+                line_width=3,
+            )
+            items.append(LegendItem(label=src.slot.label, renderers=[r_line, r_pts, r_cur, r_act]))
+            fig.add_tools(
+                HoverTool(
+                    renderers=[r_pts],
+                    tooltips=[("run", src.slot.label), ("iteration", "@iteration")],
+                )
+            )
+        if items:
+            _legend(fig, items)
+            fig.legend.location = "top_left"
+        return fig, contour
+
+    def _tail_window(self) -> tuple[float, float, float, float] | None:
+        """A square around the runs' recent iterates (each path minus its first fifth)."""
+        pts = []
+        for src in self.sources:
+            x = np.asarray(src.path.data["x"], dtype=float)
+            y = np.asarray(src.path.data["y"], dtype=float)
+            if x.size >= 3:
+                start = max(2, x.size // 5)
+                pts.append(np.column_stack([x[start:], y[start:]]))
+        if not pts:
+            return None
+        P = np.vstack(pts)
+        lo, hi = P.min(axis=0), P.max(axis=0)
+        full = float(np.ptp(self.geometry.atoms, axis=0).max())
+        half = max(float((hi - lo).max()) * 0.65, 0.01 * full)
+        cx, cy = (lo + hi) / 2.0
+        return (cx - half, cx + half, cy - half, cy + half)
+
+    def track(self, final: bool = False) -> None:
+        """Move the zoom to the recent iterates; refine its contours now and then."""
+        if self.zoom is None:
+            return
+        window = self._tail_window()
+        if window is None:
+            return
+        if self._window is not None:
+            span = self._window[1] - self._window[0]
+            moved = max(abs(a - b) for a, b in zip(window, self._window, strict=True))
+            if moved < 0.1 * span and not final:
+                return
+        self._window = window
+        self.zoom.x_range.start, self.zoom.x_range.end = window[0], window[1]
+        self.zoom.y_range.start, self.zoom.y_range.end = window[2], window[3]
+        now = time.perf_counter()
+        if self.zoom_contour is not None and (
+            final or now - self._refined_at > self.ZOOM_REFINE_PERIOD
+        ):
+            # A fine grid over the zoom only (~1,600 objective evaluations).
+            self._refined_at = now
+            xs, ys, Z = self.geometry.objective_grid(self.problem, resolution=41, window=window)
+            # Levels spread over the zoom's own values (the global ones are too coarse
+            # there), as many as the global ones so the fill colours stay in order.
+            local = contour_levels(Z)
+            levels = local if local.size == self.levels.size else self.levels
+            if np.isfinite(Z).any():
+                self.zoom_contour.set_data(contour_data(xs, ys, Z, levels))
+
+    def layout(self) -> list:
+        return [self.main] if self.zoom is None else [self.main, self.zoom]

@@ -1,0 +1,324 @@
+"""The dashboard's page: :class:`Dashboard` assembles every view around one
+:class:`~ermviz.app.model.DashboardModel` and one :class:`~ermviz.app.streaming.Streamer`.
+
+Served (``panel serve app.py``) it is a :class:`panel.template.FastListTemplate`
+(:meth:`Dashboard.template`); in Jupyter :meth:`Dashboard.panel` and each part
+(``controls``, ``toolbar``, ``plots``, ``teaching``, ``results``, ``export``) display after
+``pn.extension()``. :func:`build_dashboard` makes one per session, its configuration in
+the URL.
+
+The dashboard's parts, one module each: :mod:`ermviz.app.controls` (the sidebar),
+:mod:`ermviz.app.race_view` (live plots and results table), :mod:`ermviz.app.teaching_view`,
+:mod:`ermviz.app.export_view` and :mod:`ermviz.app.results_view` (a sweep's results
+folder). The toolbar (start, pause, stop, reset, the race's status) is here: it drives the
+race and every view follows it.
+
+Every widget callback is wrapped by :func:`~ermviz.app.widgets.guard`: an exception
+becomes a notification (and, during a race, a run status) instead of a frozen page.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import functools
+import html
+import time
+from typing import Any
+
+import panel as pn
+
+from ermviz.app.controls import ControlsView
+from ermviz.app.export_view import ExportView
+from ermviz.app.model import DashboardModel
+from ermviz.app.race_view import RaceView
+from ermviz.app.streaming import Streamer
+from ermviz.app.teaching_view import TeachingView
+from ermviz.app.widgets import guard
+
+#: Seconds between two refreshes of the results table during a race.
+TABLE_PERIOD = 1.0
+_RACE_COLOURS = {"running": "#2ca02c", "paused": "#ff7f0e", "finished": "#1f77b4"}
+
+
+class Dashboard(ControlsView, RaceView, TeachingView, ExportView):
+    """One session's dashboard: the model, the streamer and every view of them.
+
+    Each view is built by a part it inherits (:class:`~ermviz.app.controls.ControlsView`,
+    :class:`~ermviz.app.race_view.RaceView`, :class:`~ermviz.app.teaching_view.TeachingView`,
+    :class:`~ermviz.app.export_view.ExportView`); the toolbar, which drives the race, and the
+    model's watchers, which keep every view in step with the model, are its own.
+
+    Parameters
+    ----------
+    model : DashboardModel, optional
+        Defaults to a fresh model on the default race (wdbc, FW vs AFW vs PFW).
+    """
+
+    def __init__(self, model: DashboardModel | None = None) -> None:
+        self.model = model or DashboardModel()
+        self.streamer = Streamer(self.model)
+        self.streamer.listeners.append(self._after_pull)
+        self._table_at = 0.0
+        self._statuses: tuple = ()
+        self._starting = False
+        self._preview_key: tuple | None = None
+        self._notebook_root: pn.viewable.Viewable | None = None
+        self._plots_kind = ""
+        self._told: set[str] = set()
+        self._build_controls()
+        self._build_toolbar()
+        self._build_results()
+        self._build_plots()
+        self._build_teaching()
+        self._build_export()
+        from ermviz.app.results_model import ResultsModel
+        from ermviz.app.results_view import ResultsView
+
+        # A sweep's results folder (never part of the URL: see ermviz.app.results).
+        self.sweep_results = ResultsView(
+            ResultsModel(notifier=lambda level, message: self.model.notify(message, level))
+        )
+        m = self.model
+        m.param.watch(self._on_race_options, ["log_x", "time_basis", "show_steps"])
+        m.param.watch(lambda *_: self._rebuild_runs(), ["specs", "problem"])
+        m.param.watch(lambda *_: self._refresh_labels(), ["revision"])
+        m.param.watch(lambda *_: self._rebuild_problem_settings(), ["problem"])
+        m.param.watch(lambda *_: self._sync_problem_settings(), ["problem_settings"])
+        m.param.watch(lambda *_: self._sync_dataset_widget(), ["dataset"])
+        m.param.watch(lambda *_: self._sync_tol_widget(), ["tol"])
+        m.param.watch(
+            lambda *_: self._refresh_teaching_preview(),
+            [
+                "dataset",
+                "problem",
+                "problem_settings",
+                "standardize",
+                "normalize",
+                "test_size",
+                "seed",
+                "animate",
+            ],
+        )
+        self._refresh_teaching_preview()
+        self.refresh(force=True)
+
+    # -- toolbar ---------------------------------------------------------------------
+    def _build_toolbar(self) -> None:
+        g = functools.partial(guard, self.model)
+        self.start_button = pn.widgets.Button(label="Start", color="primary", width=110)
+        self.pause_button = pn.widgets.Button(label="Pause", color="warning", width=110)
+        self.stop_button = pn.widgets.Button(label="Stop", color="danger", width=110)
+        self.reset_button = pn.widgets.Button(label="Reset", color="default", width=110)
+        self.start_button.on_click(g("start")(self.start))
+        self.pause_button.on_click(g("pause")(self.toggle_pause))
+        self.stop_button.on_click(g("stop")(self.stop))
+        self.reset_button.on_click(g("reset")(self.reset))
+        self.race_text = pn.pane.HTML("", margin=(12, 6), css_classes=["race-status"])
+        self.status_strip = pn.pane.HTML("", sizing_mode="stretch_width", margin=(0, 10))
+        self.toolbar = pn.Column(
+            pn.Row(
+                self.start_button,
+                self.pause_button,
+                self.stop_button,
+                self.reset_button,
+                self.race_text,
+                sizing_mode="stretch_width",
+            ),
+            self.status_strip,
+            sizing_mode="stretch_width",
+        )
+
+    async def start(self, event: Any = None) -> None:
+        """Start a new race: build the runs off the event loop, then launch and stream."""
+        if self._starting:
+            return
+        if not self.model.specs:
+            self.model.notify("add at least one run before starting", "warning")
+            return
+        self._starting = True
+        self.start_button.disabled = True
+        try:
+            self.model.stop(wait=0.5)
+            loop = asyncio.get_running_loop()
+            # Loading data and compiling (or loading) kernels may take seconds on big
+            # sets: a worker thread keeps the page responsive meanwhile.
+            slots = await loop.run_in_executor(None, self.model.prepare)
+            self.launch(slots)
+        finally:
+            self._starting = False
+            self.start_button.disabled = False
+
+    def start_sync(self) -> None:
+        """Start a new race synchronously (notebooks, tests)."""
+        self.model.stop(wait=0.5)
+        if not self.model.specs:
+            self.model.notify("add at least one run before starting", "warning")
+            return
+        self.launch(self.model.prepare())
+
+    def launch(self, slots: list) -> None:
+        """Show the new race, then start its runs (in that order: building figures holds
+        the GIL, and a run started earlier would count that wait as solver time)."""
+        with pn.io.hold(freeze=True):
+            self.model.launch(slots, start=False)
+            grew = self.streamer.attach(slots, self.model.problem_obj)
+            if grew or self._plots_kind != self._certificate_kind():
+                self._rebuild_plots()
+            else:
+                self._show_race()  # same figures: new labels, emptied sources
+            self._rebuild_teaching()
+            self.refresh(force=True)
+        self.model.start_runs()
+        self.streamer.start()
+
+    def toggle_pause(self, event: Any = None) -> None:
+        if self.model.paused:
+            self.model.resume()
+            self.streamer.start()
+        else:
+            self.model.pause()
+        self.refresh(force=True)
+
+    def stop(self, event: Any = None) -> None:
+        self.model.stop(wait=0.5)
+        # One more pull delivers every run's final row; the streamer then goes idle.
+        self.streamer.start()
+        self.refresh(force=True)
+
+    def reset(self, event: Any = None) -> None:
+        self.model.reset()
+        self.streamer.stop()
+        self.streamer.attach([])
+        self._show_race()
+        self._rebuild_teaching()
+        self.refresh(force=True)
+
+    def _after_pull(self) -> None:
+        self.refresh()
+        if self.teaching_plot is not None and self.streamer.geometry is not None:
+            self.teaching_plot.track(final=not self.model.active)
+        if self._notebook_root is not None and not _served():
+            # In Jupyter, Bokeh models changed directly reach the page only when pushed.
+            pn.io.push_notebook(self._notebook_root)
+
+    def refresh(self, force: bool = False) -> None:
+        """Update the race status, the per-run status strip, the buttons and (at most every
+        TABLE_PERIOD seconds, or when a status changed) the results table."""
+        m = self.model
+        statuses = tuple((s.run_id, s.status) for s in m.slots)
+        changed = statuses != self._statuses
+        self._statuses = statuses
+        race = m.race_status
+        # A static coloured dot, not a spinner: an endless CSS animation keeps the browser
+        # repainting (measured: it competes with the solvers for the same cores).
+        dot = _RACE_COLOURS.get(race, "#999")
+        self.race_text.object = (
+            f'<span class="race-status-text" data-status="{race}">'
+            f'<span style="color:{dot};font-size:1.3em">●</span> race: <b>{race}</b>'
+            f"{f' ({len(m.slots)} runs)' if m.slots else ''}</span>"
+        )
+        self.pause_button.label = "Resume" if race == "paused" else "Pause"
+        self.pause_button.disabled = race not in ("running", "paused")
+        self.stop_button.disabled = race not in ("running", "paused")
+        self.reset_button.disabled = race == "idle"
+        if changed or force:
+            self.status_strip.object = self._status_html()
+            for slot in m.slots:
+                # A run that failed while racing (solver error, NaN) is also notified once;
+                # runs that could not be built were notified by the model already.
+                if (
+                    slot.status == "error"
+                    and slot.run is not None
+                    and slot.run_id not in self._told
+                ):
+                    self._told.add(slot.run_id)
+                    m.notify(f"{slot.label}: {slot.message}")
+        now = time.perf_counter()
+        if changed or force or now - self._table_at >= TABLE_PERIOD:
+            self._table_at = now
+            self._update_table()
+
+    def _status_html(self) -> str:
+        parts = []
+        for s in self.model.slots:
+            msg = html.escape(s.message)
+            parts.append(
+                f'<span class="run-status" data-run-id="{html.escape(s.run_id)}" '
+                f'data-label="{html.escape(s.label)}" data-status="{s.status}" '
+                f'data-rows="{len(s.run.trace) if s.run is not None else 0}" title="{msg}" '
+                f'style="display:inline-block;margin:2px 10px 2px 0;padding:2px 8px;'
+                f'border-left:6px solid {s.color};background:#f5f5f5">'
+                f"{html.escape(s.label)}: <b>{s.status}</b></span>"
+            )
+        return "".join(parts) or '<span class="run-status-empty">No race yet: press Start.</span>'
+
+    # -- assembly --------------------------------------------------------------------
+    def tabs(self) -> pn.Tabs:
+        return pn.Tabs(
+            ("Race", self.plots),
+            ("Teaching view", self.teaching),
+            ("Export", self.export),
+            ("Results", self.sweep_results.panel),
+            dynamic=False,
+            sizing_mode="stretch_width",
+        )
+
+    def panel(self) -> pn.viewable.Viewable:
+        """The whole dashboard as one layout (for Jupyter; no template)."""
+        self._notebook_root = pn.Row(
+            pn.Column(self.controls, width=400),
+            pn.Column(self.toolbar, self.tabs(), sizing_mode="stretch_width"),
+            sizing_mode="stretch_width",
+        )
+        return self._notebook_root
+
+    def template(self) -> pn.template.FastListTemplate:
+        """The served page: controls in the sidebar, toolbar and tabs in the main area."""
+        return pn.template.FastListTemplate(
+            title="ermviz · FW race lab",
+            sidebar=[self.controls],
+            main=[pn.Column(self.toolbar, self.tabs(), sizing_mode="stretch_width")],
+            sidebar_width=420,
+            accent="#1f77b4",
+            main_layout=None,
+        )
+
+
+def _served() -> bool:
+    """True inside a ``panel serve`` session (False in Jupyter or plain Python)."""
+    return pn.state.curdoc is not None and pn.state.curdoc.session_context is not None
+
+
+def build_dashboard(query: str | None = None) -> Dashboard:
+    """A dashboard for the current session, configured from ``query`` (a URL query string).
+
+    In a server session the query defaults to the page's URL, the URL follows every
+    configuration change afterwards, and closing the session stops its runs.
+    """
+    from ermviz.app import urlstate
+
+    dash = Dashboard()
+    served = _served()
+    location = pn.state.location if served else None
+    if query is None and location is not None:
+        query = location.search
+    if query:
+        # A toast sent before the page has rendered is lost: report a bad link on load.
+        problem = urlstate.load(dash.model, query, report=not served)
+        if problem is not None:
+
+            def rejected() -> None:
+                dash.model.notify(problem)
+                urlstate.write(dash.model, location)  # the URL shows what the page shows
+
+            pn.state.onload(rejected)
+    if location is not None:
+        urlstate.follow(dash.model, location)
+    if served:
+
+        def destroyed(_: Any) -> None:
+            dash.streamer.stop()
+            dash.model.shutdown()
+
+        pn.state.on_session_destroyed(destroyed)
+    return dash

@@ -1,0 +1,175 @@
+"""The dashboard's Race tab: the live plots and the results table.
+
+Two certificate plots are always on the page; the results table and the three diagnostic
+plots (:data:`MORE_PLOTS`) share one place below them, as dynamic tabs (only the shown one
+is in the page). The figures are :class:`~ermviz.app.figures.TracePlots` over the
+streamer's pooled sources: they are rebuilt only when the plot options, the certificate
+or the pool's size change; otherwise a new race relabels them.
+
+:class:`RaceView` is a part of :class:`~ermviz.app.page.Dashboard`: it builds the
+``plots`` layout (with ``figures``, ``trace_plots``) and the ``results`` table on the
+dashboard, which watches the model and calls its methods.
+"""
+
+from __future__ import annotations
+
+import html
+import math
+from typing import Any
+
+import panel as pn
+
+from ermviz.app.figures import TracePlots
+from ermviz.app.messages import one_line
+from ermviz.app.model import DashboardModel
+from ermviz.app.race import PALETTE, RESULT_COLUMNS, THRESHOLDS
+from ermviz.app.streaming import Streamer
+from ermviz.registry import PROBLEMS
+
+#: Tab titles of the diagnostic plots (TracePlots' figures 3 to 5).
+MORE_PLOTS = ("suboptimality", "step size", "active-set size")
+
+
+class RaceView:
+    """The live plots and the results table (a part of the dashboard)."""
+
+    model: DashboardModel
+    streamer: Streamer
+
+    # -- results table ---------------------------------------------------------------
+    def _build_results(self) -> None:
+        # A plain HTML table, rebuilt at most once a second: measured, a Tabulator update
+        # cost ~0.2 s of the event loop (pandas Styler and string arrays), time the solver
+        # threads then waited for the GIL.
+        self.table = pn.pane.HTML(
+            self._results_html(), sizing_mode="stretch_width", css_classes=["ermviz-results"]
+        )
+        self.results = pn.Column(
+            pn.pane.Markdown(
+                "**Results** — time columns: solver seconds until the certificate first fell to "
+                "each threshold; test accuracy needs a test split.",
+                margin=(0, 10),
+            ),
+            self.table,
+            sizing_mode="stretch_width",
+        )
+
+    def _results_html(self) -> str:
+        """The results table: one row per run, numbers formatted, NaN shown as "—"."""
+
+        def fmt(v: Any, spec: str) -> str:
+            if v is None or (isinstance(v, float) and math.isnan(v)):
+                return "—"
+            return format(v, spec)
+
+        formats = {
+            "time_s": ".3f",
+            "cpu_s": ".3f",
+            "certificate": ".3e",
+            "objective": ".10g",
+            "test_accuracy": ".4f",
+            **{f"t<={eps:.0e}": ".3f" for eps in THRESHOLDS},
+        }
+        head = "".join(f"<th>{html.escape(c)}</th>" for c in RESULT_COLUMNS)
+        body = []
+        for result in self.model.result_rows():
+            cells = []
+            for c in RESULT_COLUMNS:
+                v = result[c]
+                text = fmt(v, formats[c]) if c in formats else html.escape(str(v))
+                style = f' style="border-left:6px solid {result["color"]}"' if c == "run" else ""
+                cells.append(f"<td{style}>{text}</td>")
+            body.append("<tr>" + "".join(cells) + "</tr>")
+        return (
+            '<div style="overflow-x:auto"><table class="ermviz-results" '
+            'style="border-collapse:collapse;font-size:0.85em;white-space:nowrap">'
+            f"<thead><tr>{head}</tr></thead><tbody>{''.join(body)}</tbody></table></div>"
+            "<style>.ermviz-results th,.ermviz-results td{padding:3px 8px;"
+            "border-bottom:1px solid #ddd;text-align:right}"
+            ".ermviz-results td:nth-child(-n+3),.ermviz-results th:nth-child(-n+3),"
+            ".ermviz-results td:last-child{text-align:left}</style>"
+        )
+
+    def _update_table(self) -> None:
+        self.table.object = self._results_html()
+
+    # -- plots -----------------------------------------------------------------------
+    def _build_plots(self) -> None:
+        m = self.model
+        self.plot_options = pn.Row(
+            pn.widgets.Checkbox.from_param(m.param.log_x, label="log x axes"),
+            pn.widgets.RadioButtonGroup.from_param(
+                m.param.time_basis,
+                options={"wall time": "time_s", "CPU time": "cpu_s"},
+                color="primary",
+            ),
+            pn.widgets.Checkbox.from_param(
+                m.param.show_steps, label="mark away ▲ / pairwise ◆ / drop ✕ steps"
+            ),
+            sizing_mode="stretch_width",
+        )
+        self.plot_box = pn.Row(sizing_mode="stretch_width")
+        # The results table and the three diagnostic plots share one place: only the shown
+        # tab is in the page (dynamic tabs), and the table is shown first, so the browser
+        # repaints two live plots, not five. Measured on 2 cores with the browser beside
+        # the server: each live plot cost chromium ~8 % of a core at ~3 refreshes a second,
+        # CPU the solvers then lack. (A FlexBox holding fewer than five plots lost its
+        # layout in chromium, hence the plain Row.)
+        self.more_plots = pn.Tabs(dynamic=True, sizing_mode="stretch_width")
+        self.streamer.ensure_pool(max(3, len(m.specs)))
+        self._rebuild_plots()
+        self.plots = pn.Column(
+            self.plot_options, self.plot_box, self.more_plots, sizing_mode="stretch_width"
+        )
+
+    def _on_race_options(self, *events: Any) -> None:
+        try:
+            self._rebuild_plots()
+        except Exception as exc:
+            self.model.notify(f"plot options: {one_line(exc)}")
+
+    def _certificate_kind(self) -> str:
+        return PROBLEMS[self.model.problem].certificate_kind
+
+    def _rebuild_plots(self) -> None:
+        """New figures over every pooled source (first build, plot options, a bigger race)."""
+        m = self.model
+        series = [
+            (f"run {src.index + 1}", PALETTE[src.index % len(PALETTE)], src.trace, src.objective)
+            for src in self.streamer.pool
+        ]
+        self._plots_kind = self._certificate_kind()
+        self.trace_plots = TracePlots(
+            series,
+            self.streamer.best,
+            log_x=m.log_x,
+            time_basis=m.time_basis,
+            show_steps=m.show_steps,
+            certificate_kind=self._plots_kind,
+        )
+        self.figures = self.trace_plots.figures
+        self._show_race()
+        self.plot_box.objects = [
+            # Two plots per row on wide screens, one on narrow ones (flex-wrap); the
+            # stylesheet is needed because stretch_width alone forces a full-width item.
+            pn.pane.Bokeh(f, sizing_mode="stretch_width", min_width=380)
+            for f in self.figures[:2]
+        ]
+        active = self.more_plots.active
+        self.more_plots[:] = [
+            ("summary", self.results),
+            *(
+                (title, pn.pane.Bokeh(f, sizing_mode="stretch_width", min_width=380))
+                for title, f in zip(MORE_PLOTS, self.figures[2:], strict=True)
+            ),
+        ]
+        self.more_plots.active = active
+
+    def _show_race(self) -> None:
+        """Label the plotted lines after the race's runs; hide lines without a run."""
+        self.trace_plots.show(
+            [
+                src.slot.label if src.slot is not None and src.slot.run is not None else None
+                for src in self.streamer.pool
+            ]
+        )

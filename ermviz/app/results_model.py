@@ -1,0 +1,420 @@
+"""The Results tab's state: a sweep's results folder and every number it shows.
+
+:class:`ResultsModel` holds the state (the open folder, its summaries and traces, the
+thresholds, the baseline and chosen method labels, the dataset whose curves are shown) and
+computes every number with :mod:`ermviz.report`, so the tab shows what ``python -m ermviz
+report DIR`` writes: the time-to-threshold table (blank where the budget ran out, with the
+speed-up column), the Dolan-More performance profiles and the certificate-vs-time curves
+per dataset. It holds no widget: :mod:`ermviz.app.results_view` draws it.
+
+Which folder: a path typed in (a folder on the server, holding ``summaries/``), or one of
+the results folders found under the roots named by ``ERMVIZ_RESULTS`` (``os.pathsep``-
+separated; default ``results/`` and ``benchmarks/results/`` under the server's working
+directory), searched to :data:`SCAN_DEPTH` levels. The thresholds and the baseline and
+chosen labels default to the ``[report]`` table of the folder's ``config.toml``.
+
+The folder is never part of the URL: :mod:`ermviz.app.urlstate` carries only the race
+configuration of :class:`~ermviz.app.model.DashboardModel`, so a link cannot make the
+server read a folder of its choosing.
+"""
+
+from __future__ import annotations
+
+import io
+import math
+import os
+import re
+from collections.abc import Callable, Iterable
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+import param
+
+from ermviz.app.messages import _panel_notifier, one_line
+from ermviz.app.model import DashboardModel
+from ermviz.app.race import PALETTE
+from ermviz.errors import ErmvizError, SettingError
+from ermviz.report import (
+    curves,
+    format_table,
+    performance_profile,
+    report_options,
+    threshold_table,
+    times_from_frames,
+)
+from ermviz.sweep import load_summaries, load_traces
+
+#: Thresholds when the folder's config names none (those of ``python -m ermviz report``).
+DEFAULT_EPS: tuple[float, ...] = (1e-2, 1e-4, 1e-6)
+#: Environment variable naming the folders searched for results (``os.pathsep``-separated).
+RESULTS_ENV = "ERMVIZ_RESULTS"
+#: Default roots, relative to the server's working directory.
+DEFAULT_ROOTS = ("results", os.path.join("benchmarks", "results"))
+#: Levels below each root searched for results folders (0: the root itself only).
+SCAN_DEPTH = 2
+#: Most results folders offered in the list.
+MAX_FOUND = 200
+#: Points per cell drawn on the curves (evenly spaced rows, first and last kept).
+MAX_CURVE_POINTS = 2000
+#: Line dashes for labels beyond the palette's ten colours.
+DASHES = ("solid", "dashed", "dotted", "dotdash")
+_SKIP_DIRS = {"summaries", "traces", "report", "__pycache__", "node_modules"}
+
+
+def results_roots() -> list[Path]:
+    """The folders searched for results: ``ERMVIZ_RESULTS`` or the defaults."""
+    env = os.environ.get(RESULTS_ENV, "")
+    names = [p for p in env.split(os.pathsep) if p.strip()] if env.strip() else DEFAULT_ROOTS
+    return [Path(p).expanduser() for p in names]
+
+
+def is_results_folder(path: Path) -> bool:
+    """A folder a sweep wrote to (it has ``summaries/``)."""
+    try:
+        return (path / "summaries").is_dir()
+    except OSError:
+        return False
+
+
+def find_results_folders(roots: Iterable[Path] | None = None, depth: int = SCAN_DEPTH) -> list[str]:
+    """Results folders at most ``depth`` levels below each root (sorted, at most
+    :data:`MAX_FOUND`); unreadable folders are skipped."""
+    found: list[str] = []
+    seen: set[str] = set()
+
+    def visit(folder: Path, level: int) -> None:
+        if len(found) >= MAX_FOUND:
+            return
+        if is_results_folder(folder):
+            key = str(folder.resolve())
+            if key not in seen:
+                seen.add(key)
+                found.append(str(folder))
+            return  # a results folder's sub-folders are its own (traces, report)
+        if level >= depth:
+            return
+        try:
+            children = sorted(
+                e.path
+                for e in os.scandir(folder)
+                if e.is_dir() and not e.name.startswith(".") and e.name not in _SKIP_DIRS
+            )
+        except OSError:
+            return
+        for child in children:
+            visit(Path(child), level + 1)
+
+    for root in results_roots() if roots is None else roots:
+        if root.is_dir():
+            visit(root, 0)
+    return sorted(found)
+
+
+def parse_eps(text: str) -> list[float]:
+    """Thresholds from text such as ``"1e-2 1e-4, 1e-6"`` (positive, largest first)."""
+    parts = [p for p in re.split(r"[\s,;]+", text.strip()) if p]
+    values = []
+    for p in parts:
+        try:
+            v = float(p)
+        except ValueError:
+            raise SettingError(f"threshold {p!r} is not a number (e.g. 1e-2 1e-4 1e-6)") from None
+        if not (math.isfinite(v) and v > 0):
+            raise SettingError(f"threshold {p!r} must be a number > 0 (e.g. 1e-2 1e-4 1e-6)")
+        values.append(v)
+    if not values:
+        raise SettingError("give at least one threshold, e.g. 1e-2 1e-4 1e-6")
+    return sorted(set(values), reverse=True)
+
+
+def eps_text(eps: Iterable[float]) -> str:
+    return " ".join(f"{e:g}" for e in eps)
+
+
+def label_styles(labels: Iterable[str]) -> dict[str, tuple[str, str]]:
+    """(colour, line dash) of each method label, the same in every plot of the tab."""
+    return {
+        lab: (PALETTE[i % len(PALETTE)], DASHES[(i // len(PALETTE)) % len(DASHES)])
+        for i, lab in enumerate(sorted(labels))
+    }
+
+
+def _names(value: Any) -> list[str]:
+    """Method labels from a config value (a list of names, or one name)."""
+    if value is None:
+        return []
+    if isinstance(value, str):
+        return [value]
+    return [str(x) for x in value] if isinstance(value, list | tuple) else []
+
+
+def _decimate(n: int, limit: int) -> np.ndarray:
+    if n <= limit:
+        return np.arange(n)
+    return np.unique(np.linspace(0, n - 1, limit).round().astype(np.int64))
+
+
+class ResultsModel(param.Parameterized):
+    """The state of the Results tab (no widgets): a results folder and what it shows.
+
+    ``loads`` increases when a folder is read (the curves are redrawn), ``revision`` when
+    the data or the thresholds change (the profile), ``table_revision`` when the table
+    changes (also on a new baseline or chosen set); ``loading`` is True while a read is
+    being installed. A refresh keeps the thresholds and the baseline and chosen sets the
+    user picked; sets still as the config gave them follow the config (labels whose first
+    cells arrived since join them). Errors a user can cause (a folder that does not exist
+    or holds no finished cell, a bad threshold) become ``status`` and a notification; the
+    folder shown before stays.
+    """
+
+    folder = param.String(default="", doc="The open results folder (a path on the server)")
+    eps = param.List(default=list(DEFAULT_EPS), item_type=float, doc="Certificate thresholds")
+    baselines = param.ListSelector(default=[], objects=[], doc="Baseline method labels")
+    chosen = param.ListSelector(default=[], objects=[], doc="Labels of the chosen methods")
+    dataset = param.Selector(default=None, objects=[], allow_None=True, doc="Curves of")
+    log_x = param.Boolean(default=False, doc="Logarithmic time axis on the curves")
+    found = param.List(default=[], doc="Results folders found under the roots")
+    status = param.String(default="", doc="One line on what is shown, or what went wrong")
+    status_level = param.Selector(default="info", objects=["info", "success", "error"])
+    loads = param.Integer(default=0, doc="Bumped when a folder is read (open or refresh)")
+    revision = param.Integer(default=0, doc="Bumped when the data or the thresholds change")
+    table_revision = param.Integer(default=0, doc="Bumped when the table changes")
+
+    def __init__(
+        self,
+        notifier: Callable[[str, str], None] | None = None,
+        roots: Iterable[Path | str] | None = None,
+        **params: Any,
+    ) -> None:
+        super().__init__(**params)
+        self.notifier = notifier if notifier is not None else _panel_notifier
+        self.messages: list[tuple[str, str]] = []
+        self._roots = None if roots is None else [Path(r) for r in roots]
+        self.loading = False
+        self.summaries = pd.DataFrame()
+        self.traces = pd.DataFrame()
+        self.times = pd.DataFrame()
+        self.table = pd.DataFrame()
+        self.profile = pd.DataFrame()
+        self.options: dict[str, Any] = {}
+        # The baseline and chosen sets the config gave, while the user has not changed them.
+        self._config_sets: tuple[list[str], list[str]] | None = None
+        self.param.watch(self._on_eps, ["eps"])
+        self.param.watch(self._on_sets, ["baselines", "chosen"])
+        self.rescan()
+        self._set_status(self._idle_text(), "info")
+
+    # -- folders ---------------------------------------------------------------------
+    @property
+    def roots(self) -> list[Path]:
+        return results_roots() if self._roots is None else list(self._roots)
+
+    def rescan(self) -> list[str]:
+        """Search the roots again for results folders (a sweep may have started)."""
+        self.found = find_results_folders(self.roots)
+        return self.found
+
+    def _idle_text(self) -> str:
+        where = ", ".join(str(r) for r in self.roots)
+        n = len(self.found)
+        return (
+            f"No results folder open: type a path or pick one of the {n} found under {where}."
+            if n
+            else f"No results folder open: type a path (none found under {where})."
+        )
+
+    @property
+    def labels(self) -> list[str]:
+        return sorted(self.summaries["label"].astype(str).unique()) if len(self.summaries) else []
+
+    @property
+    def datasets(self) -> list[str]:
+        if not len(self.traces):
+            return []
+        return sorted(str(d) for d in self.traces["dataset"].unique())
+
+    # -- messages --------------------------------------------------------------------
+    # Same contract as the dashboard's (``messages`` and ``notifier`` set in __init__).
+    notify = DashboardModel.notify
+
+    def _set_status(self, text: str, level: str) -> None:
+        self.param.update(status=text, status_level=level)
+
+    def _fail(self, message: str) -> bool:
+        self._set_status(message, "error")
+        self.notify(message)
+        return False
+
+    # -- loading ---------------------------------------------------------------------
+    def _read(self, path: Path) -> tuple[pd.DataFrame, pd.DataFrame, dict[str, Any]]:
+        if not path.exists():
+            raise SettingError(f"results folder {path} does not exist")
+        if not path.is_dir():
+            raise SettingError(f"{path} is not a folder (a results folder holds summaries/)")
+        summaries = load_summaries(path)  # one-line SettingError when there is no summary
+        return summaries, load_traces(path), report_options(path)
+
+    def open(self, path: str | Path) -> bool:
+        """Open a results folder: its summaries, traces and ``[report]`` defaults.
+
+        Returns whether it worked; on failure the status names the reason and the folder
+        shown before stays.
+        """
+        text = str(path).strip()
+        if not text:
+            return self._fail("type the path of a results folder (it holds summaries/)")
+        folder = Path(text).expanduser().resolve()
+        try:
+            summaries, traces, options = self._read(folder)
+        except ErmvizError as exc:
+            return self._fail(str(exc))
+        except Exception as exc:  # unreadable files: say so, keep what was shown
+            return self._fail(f"{folder}: {one_line(exc)}")
+        eps = options.get("eps")
+        try:
+            eps = parse_eps(eps_text(eps)) if eps else list(DEFAULT_EPS)
+        except (SettingError, TypeError, ValueError):
+            eps = list(DEFAULT_EPS)
+        self._install(str(folder), summaries, traces, options, eps, from_config=True)
+        return True
+
+    def refresh(self) -> bool:
+        """Read the open folder again (a running sweep keeps adding cells) and rescan."""
+        self.rescan()
+        if not self.folder:
+            self._set_status(self._idle_text(), "info")
+            return True
+        try:
+            summaries, traces, options = self._read(Path(self.folder))
+        except ErmvizError as exc:
+            return self._fail(str(exc))
+        except Exception as exc:
+            return self._fail(f"{self.folder}: {one_line(exc)}")
+        self._install(self.folder, summaries, traces, options, list(self.eps), from_config=False)
+        return True
+
+    def _install(
+        self,
+        folder: str,
+        summaries: pd.DataFrame,
+        traces: pd.DataFrame,
+        options: dict[str, Any],
+        eps: list[float],
+        *,
+        from_config: bool,
+    ) -> None:
+        """Show freshly read data; selections come from the config (a new folder) or are
+        kept where their labels and dataset still exist (a refresh)."""
+        self.summaries, self.traces, self.options = summaries, traces, options
+        labels = self.labels
+        if from_config or (list(self.baselines), list(self.chosen)) == self._config_sets:
+            # A new folder, or a refresh before the user changed the config's sets: the
+            # config's labels, including those whose first cells have arrived since.
+            wanted_b, wanted_c = _names(options.get("baselines")), _names(options.get("chosen"))
+        else:
+            wanted_b, wanted_c = list(self.baselines), list(self.chosen)
+        baselines = [x for x in wanted_b if x in labels]
+        chosen = [x for x in wanted_c if x in labels]
+        missing = sorted((set(wanted_b) | set(wanted_c)) - set(labels))
+        datasets = self.datasets
+        dataset = self.dataset if self.dataset in datasets else (datasets[0] if datasets else None)
+        self.loading = True
+        try:
+            self.param.baselines.objects = labels
+            self.param.chosen.objects = labels
+            self.param.dataset.objects = datasets
+            self.param.update(
+                folder=folder, eps=eps, baselines=baselines, chosen=chosen, dataset=dataset
+            )
+        finally:
+            self.loading = False
+        self._config_sets = (
+            (list(baselines), list(chosen))
+            if wanted_b == _names(options.get("baselines"))
+            and wanted_c == _names(options.get("chosen"))
+            else None
+        )
+        self._compute()
+        self.loads += 1
+        n = len(summaries)
+        errors = int((summaries["status"] == "error").sum())
+        text = (
+            f"{folder}: {n} finished cell{'s' * (n != 1)}"
+            + (f" ({errors} failed)" if errors else "")
+            + f", {len(labels)} method label{'s' * (len(labels) != 1)}, "
+            f"{len(datasets)} dataset{'s' * (len(datasets) != 1)}"
+        )
+        if missing:
+            text += f"; not in the results, so not used: {', '.join(missing)}"
+        self._set_status(text, "success")
+
+    # -- derived frames ---------------------------------------------------------------
+    def _compute(self) -> None:
+        if not len(self.summaries):
+            return
+        self.times = times_from_frames(self.summaries, self.traces, self.eps)
+        self.profile = performance_profile(self.times)
+        self._table()
+        self.revision += 1
+
+    def _table(self) -> None:
+        self.table = threshold_table(self.times, self.baselines, self.chosen)
+        self.table_revision += 1
+
+    def _on_eps(self, *_: Any) -> None:
+        if not self.loading:
+            self._compute()
+
+    def _on_sets(self, *_: Any) -> None:
+        if not self.loading and len(self.times):
+            self._table()
+
+    def set_eps_text(self, text: str) -> bool:
+        """Set the thresholds from text; a bad value is notified and changes nothing."""
+        try:
+            eps = parse_eps(text)
+        except SettingError as exc:
+            self.notify(str(exc))
+            return False
+        if eps != list(self.eps):
+            self.eps = eps
+        return True
+
+    # -- what the view shows ---------------------------------------------------------
+    def table_frame(self) -> pd.DataFrame:
+        """The table as flat columns: instance, eps, one per label (seconds, NaN where the
+        budget ran out) and ``speed-up`` when baselines and chosen labels are set."""
+        if not len(self.table):
+            return pd.DataFrame({"instance": [], "eps": []})
+        frame = self.table.reset_index()
+        frame.columns = [str(c) for c in frame.columns]
+        return frame
+
+    def table_text(self, fmt: str) -> str:
+        """The table as ``python -m ermviz report`` writes it (``csv``, ``md``, ``html``)."""
+        if not len(self.table):
+            raise SettingError("open a results folder first")
+        return format_table(self.table, fmt)
+
+    def export_csv(self) -> io.StringIO:
+        return io.StringIO(self.table_text("csv"))
+
+    def export_md(self) -> io.StringIO:
+        return io.StringIO(self.table_text("md"))
+
+    def curve_lines(self, dataset: str | None = None) -> pd.DataFrame:
+        """:func:`ermviz.report.curves` of ``dataset`` (default: the selected one), each
+        cell's line thinned to at most :data:`MAX_CURVE_POINTS` evenly spaced rows."""
+        ds = self.dataset if dataset is None else dataset
+        if ds is None or not len(self.traces):
+            return curves(self.summaries, self.traces.iloc[:0], "")
+        lines = curves(self.summaries, self.traces, ds)
+        keep = []
+        for idx in lines.groupby("line", sort=False).indices.values():
+            keep.append(idx[_decimate(idx.size, MAX_CURVE_POINTS)])
+        return lines.iloc[np.sort(np.concatenate(keep))] if keep else lines
+
+    def styles(self) -> dict[str, tuple[str, str]]:
+        return label_styles(self.labels)

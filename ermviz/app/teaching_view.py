@@ -1,0 +1,109 @@
+"""The dashboard's Teaching view tab: a toy problem's feasible set and the runs' paths.
+
+Before a race it previews the configured problem when it can be drawn (3 or 4 points for
+the SVM dual, 2 features for l1-constrained logistic regression; tested cheaply first, so
+no large dataset is loaded just to find out); during a teaching race it shows each run's
+iterates growing live (:class:`~ermviz.app.figures.TeachingPlot`).
+
+:class:`TeachingView` is a part of :class:`~ermviz.app.page.Dashboard`: it builds the
+``teaching`` layout on the dashboard, which watches the model and calls its methods.
+"""
+
+from __future__ import annotations
+
+import panel as pn
+
+from ermviz import data as data_mod
+from ermviz.app.datasets import BUNDLED
+from ermviz.app.figures import TeachingPlot
+from ermviz.app.model import DashboardModel, is_teachable
+from ermviz.app.streaming import Streamer, geometry_for
+
+
+class TeachingView:
+    """The teaching view's preview and live plot (a part of the dashboard)."""
+
+    model: DashboardModel
+    streamer: Streamer
+    _preview_key: tuple | None
+
+    def _build_teaching(self) -> None:
+        self.teaching_note = pn.pane.Markdown(sizing_mode="stretch_width")
+        self.teaching_row = pn.Row(sizing_mode="stretch_width")
+        self.teaching = pn.Column(
+            self.teaching_note, self.teaching_row, sizing_mode="stretch_width"
+        )
+        self.teaching_plot: TeachingPlot | None = None
+
+    def _teaching_help(self, live: bool) -> str:
+        base = (
+            "Each run's path of iterates over the feasible set, on contour lines of the "
+            "objective; rings mark the vertices in each run's current active set. Vanilla FW "
+            "can only move toward a vertex, so near a face it zig-zags; away steps (AFW) and "
+            "pairwise steps (PFW) move weight off bad vertices and go straight in. The right "
+            "plot zooms on the recent iterates."
+        )
+        if live:
+            return base
+        return (
+            base + "\n\nPick `toy-simplex-3` (triangle), `toy-simplex-4` (tetrahedron) or "
+            "`toy-2d` (l1 diamond): teaching mode turns on; then press Start."
+        )
+
+    def _show_teaching(self, plot: TeachingPlot | None, live: bool) -> None:
+        self.teaching_plot = plot
+        if plot is not None or self.teaching_row.objects:
+            # (Setting an empty row again would still re-render it.)
+            self.teaching_row.objects = [pn.pane.Bokeh(f) for f in plot.layout()] if plot else []
+        self.teaching_note.object = self._teaching_help(live)
+
+    def _maybe_teachable(self) -> bool:
+        """Cheap test before building a preview: only tiny problems can be drawn, so a
+        large dataset is never loaded on the event loop just to find that out."""
+        m = self.model
+        if not m.animate or m.dataset in m.uploads:
+            return m.animate  # uploads are loaded already
+        if m.dataset in BUNDLED:
+            n, p = BUNDLED[m.dataset].n, BUNDLED[m.dataset].p
+        else:
+            entry = data_mod.catalog().get(m.dataset)
+            if entry is None:
+                return False
+            n, p = entry.n, entry.p
+        return (m.problem == "svm-dual" and n <= 4) or (m.problem == "logreg-l1" and p <= 2)
+
+    def _refresh_teaching_preview(self) -> None:
+        """Draw the feasible set and contours of the configured toy problem before a race."""
+        m = self.model
+        if m.slots and self.streamer.geometry is not None:
+            return  # a live teaching race is on screen
+        key = (
+            m.dataset,
+            m.problem,
+            tuple(sorted(m.problem_settings.items())),
+            m.standardize,
+            m.normalize,
+            m.test_size,
+            m.seed,
+            m.animate,
+        )
+        if key == self._preview_key:
+            return
+        self._preview_key = key
+        problem = None
+        try:
+            if self._maybe_teachable():
+                problem = m.build_problem()
+        except Exception:
+            problem = None  # reported when the user starts; a preview stays silent
+        geometry = geometry_for(problem) if problem is not None and is_teachable(problem) else None
+        self._show_teaching(TeachingPlot(geometry, problem) if geometry else None, live=False)
+
+    def _rebuild_teaching(self) -> None:
+        geometry = self.streamer.geometry
+        problem = self.model.problem_obj
+        if geometry is None or problem is None:
+            self._preview_key = None
+            self._refresh_teaching_preview()
+            return
+        self._show_teaching(TeachingPlot(geometry, problem, self.streamer.sources), live=True)

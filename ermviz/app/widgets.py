@@ -1,0 +1,91 @@
+"""Widget helpers shared by the dashboard's views.
+
+:func:`guard` wraps every widget callback: an exception becomes a notification (and,
+during a race, a run status) instead of a frozen page. :func:`setting_widget` builds the
+widget of one declared :class:`~ermviz.settings.Setting` (problem, method or step-rule
+setting): invalid input is reverted and notified, never stored.
+"""
+
+from __future__ import annotations
+
+import functools
+import inspect
+from collections.abc import Callable
+from typing import Any
+
+import panel as pn
+
+from ermviz.app.messages import one_line
+from ermviz.app.model import DashboardModel
+from ermviz.errors import SettingError
+from ermviz.settings import Setting
+
+
+def guard(model: DashboardModel, what: str) -> Callable:
+    """Decorator: run a callback, turning any exception into a notification."""
+
+    def wrap(fn: Callable) -> Callable:
+        if inspect.iscoroutinefunction(fn):
+
+            @functools.wraps(fn)
+            async def async_wrapper(*args: Any, **kwargs: Any) -> Any:
+                try:
+                    return await fn(*args, **kwargs)
+                except Exception as exc:
+                    model.notify(f"{what}: {one_line(exc)}")
+                    return None
+
+            return async_wrapper
+
+        @functools.wraps(fn)
+        def wrapper(*args: Any, **kwargs: Any) -> Any:
+            try:
+                return fn(*args, **kwargs)
+            except Exception as exc:
+                model.notify(f"{what}: {one_line(exc)}")
+                return None
+
+        return wrapper
+
+    return wrap
+
+
+def setting_widget(
+    s: Setting, value: Any, on_change: Callable[[str, Any], None], model: DashboardModel
+) -> pn.widgets.Widget:
+    """A widget for the declared setting ``s``; invalid input is reverted and notified."""
+    default = "derived" if s.default is None else s.default
+    tip = f"{s.help} (allowed: {s.range_text()}; default: {default})"
+    common = {"label": s.name, "description": tip, "sizing_mode": "stretch_width"}
+    if s.kind == "bool":
+        # Checkboxes take no description: the help goes in the label's hover title.
+        w = pn.widgets.Checkbox(value=bool(value), label=s.name, sizing_mode="stretch_width")
+    elif s.kind == "choice":
+        w = pn.widgets.Select(options=list(s.choices or ()), value=value, **common)
+    elif s.kind == "int":
+        w = pn.widgets.IntInput(value=value, **common)
+    elif s.kind == "float":
+        w = pn.widgets.FloatInput(
+            value=value, placeholder="derived" if s.default is None else "", **common
+        )
+    else:
+        w = pn.widgets.TextInput(value="" if value is None else str(value), **common)
+    reverting = {"on": False}
+
+    def changed(event: Any) -> None:
+        if reverting["on"]:
+            return
+        try:
+            on_change(s.name, event.new)
+        except SettingError as exc:
+            model.notify(str(exc))
+            reverting["on"] = True
+            try:
+                w.value = event.old
+            finally:
+                reverting["on"] = False
+        except Exception as exc:
+            model.notify(f"{s.name}: {one_line(exc)}")
+
+    w.param.watch(changed, "value")
+    return w

@@ -1,0 +1,181 @@
+"""The registry: every family's problems, methods, step rules and aliases, listed once.
+
+``python -m ermviz methods``, ``--set`` validation, the dashboard's widgets, links and
+sweep configs all read :data:`PROBLEMS`, :data:`METHODS` and :data:`STEP_RULES` from here.
+A family is a module (usually a package under :mod:`ermviz.families`) that exports
+``PROBLEMS``, ``METHODS``, ``STEP_RULES`` and ``ALIASES``; adding one is one line in
+:data:`FAMILIES` (see "How to add a family" in ``docs/ARCHITECTURE.md``), or, for a family
+kept outside this repository, its module name in the environment variable
+``ERMVIZ_FAMILIES``. This module
+imports the families; they import only :mod:`ermviz.base`, :mod:`ermviz.settings`, their
+own modules and :mod:`solvers`, so nothing imports upward or in a circle.
+"""
+
+from __future__ import annotations
+
+import importlib
+import os
+from collections.abc import Mapping
+from typing import Any
+
+from ermviz.base import MethodAlias, MethodSpec, Problem, Solver, StepRuleSpec
+from ermviz.errors import SettingError
+from ermviz.settings import resolve_settings
+
+#: The families, in the order their methods are listed. One line per family.
+FAMILIES: tuple[str, ...] = (
+    "ermviz.families.frank_wolfe",
+    "ermviz.families.plq",
+    "ermviz.families.tufw",
+)
+
+PROBLEMS: dict[str, type[Problem]] = {}
+METHODS: dict[str, MethodSpec] = {}
+STEP_RULES: dict[str, StepRuleSpec] = {}
+ALIASES: dict[str, MethodAlias] = {}
+
+
+def register_family(module_name: str) -> None:
+    """Import the family ``module_name`` and add its declarations to the registry.
+
+    A name declared twice with different objects is an error naming both, so two families
+    cannot silently shadow each other.
+    """
+    family = importlib.import_module(module_name)
+    for table, name in (
+        (PROBLEMS, "PROBLEMS"),
+        (METHODS, "METHODS"),
+        (STEP_RULES, "STEP_RULES"),
+        (ALIASES, "ALIASES"),
+    ):
+        for key, value in getattr(family, name, {}).items():
+            if key in table and table[key] is not value:
+                raise RuntimeError(
+                    f"{module_name}: {name[:-1].lower()} {key!r} is already registered"
+                )
+            table[key] = value
+    clash = (set(ALIASES) & set(METHODS)) | (set(ALIASES) & set(PROBLEMS))
+    if clash:
+        raise RuntimeError(f"{module_name}: alias {sorted(clash)[0]!r} is also a listed name")
+
+
+def _extra_families() -> tuple[str, ...]:
+    """Family modules named in ``ERMVIZ_FAMILIES`` (comma-separated): families kept outside
+    this repository, registered like the built-in ones, so the CLI, sweeps and dashboard
+    list them without any edit here."""
+    return tuple(n.strip() for n in os.environ.get("ERMVIZ_FAMILIES", "").split(",") if n.strip())
+
+
+for _name in FAMILIES + _extra_families():
+    try:
+        register_family(_name)
+    except ImportError as exc:
+        if _name in FAMILIES:
+            raise
+        raise ImportError(
+            f"ERMVIZ_FAMILIES names {_name!r}, which cannot be imported ({exc}); fix the "
+            "module name or its PYTHONPATH, or unset ERMVIZ_FAMILIES"
+        ) from exc
+
+
+def get_problem(name: str) -> type[Problem]:
+    """The problem class registered under ``name`` (any family's)."""
+    try:
+        return PROBLEMS[name]
+    except KeyError:
+        raise SettingError(
+            f"unknown problem {name!r}; choose one of: {', '.join(PROBLEMS)}"
+        ) from None
+
+
+def build_problem(name: str, dataset: Any, **settings: Any) -> Problem:
+    """Build problem ``name`` on ``dataset`` with validated ``settings``."""
+    return get_problem(name).build(dataset, **settings)
+
+
+def get_method(name: str) -> MethodSpec:
+    """The listed method ``name`` (aliases are resolved by :func:`resolve_alias`)."""
+    try:
+        return METHODS[name]
+    except KeyError:
+        hint = f" ({name!r} is an alias: {ALIASES[name].note})" if name in ALIASES else ""
+        raise SettingError(
+            f"unknown method {name!r}{hint}; choose one of: {', '.join(METHODS)}"
+        ) from None
+
+
+def resolve_alias(
+    method: str, step: str | None, settings: Mapping[str, Any], problem: str | None = None
+) -> tuple[str, str, dict[str, Any]]:
+    """``(method, step, settings)`` with an alias replaced by the method it stands for.
+
+    An empty ``step`` becomes the alias's step or the method's default. A step or setting
+    given explicitly that contradicts what the alias fixes is an error naming both.
+    """
+    alias = ALIASES.get(method)
+    if alias is None:
+        return method, step or (METHODS[method].step if method in METHODS else ""), dict(settings)
+    target = alias.target(problem)
+    if alias.step and step and step != alias.step:
+        raise SettingError(
+            f"method {method!r} means {target} with step {alias.step!r}; step {step!r} "
+            f"contradicts it: drop the step or use method {target!r} with step {step!r}"
+        )
+    fixed = dict(alias.settings)
+    for key, value in fixed.items():
+        if key in settings and str(settings[key]) != str(value):
+            raise SettingError(
+                f"method {method!r} means {target} with {key}={value}; {key}="
+                f"{settings[key]} contradicts it: use method {target!r} with {key}={settings[key]}"
+            )
+    return target, step or alias.step or METHODS[target].step, {**settings, **fixed}
+
+
+def resolve_method_settings(
+    method: str, step: str, problem_name: str, given: dict[str, Any]
+) -> dict[str, Any]:
+    """Check that ``method`` solves ``problem_name`` with ``step``; validate ``given``."""
+    method, step, given = resolve_alias(method, step, given, problem_name)
+    spec = get_method(method)
+    if problem_name not in spec.problems:
+        raise SettingError(
+            f"method {method!r} does not solve problem {problem_name!r}; it solves: "
+            f"{', '.join(spec.problems)}"
+        )
+    if step not in STEP_RULES:
+        raise SettingError(
+            f"unknown step rule {step!r}; choose one of: {', '.join(spec.step_rules)}"
+        )
+    if step not in spec.step_rules:
+        raise SettingError(
+            f"method {method!r} does not take step rule {step!r}; it takes: "
+            f"{', '.join(spec.step_rules)}"
+        )
+    declared = {s.name: s for s in (*spec.settings, *STEP_RULES[step].settings)}
+    return resolve_settings(declared.values(), given, owner=f"{method} with step {step}")
+
+
+def build_solver(
+    problem: Problem, method: str, step: str, settings: dict[str, Any] | None, tol: float
+) -> Solver:
+    """Bind ``method`` (or an alias) with ``step`` to ``problem``; ``settings`` are
+    validated here."""
+    method, step, settings = resolve_alias(method, step, dict(settings or {}), problem.name)
+    resolved = resolve_method_settings(method, step, problem.name, settings)
+    return get_method(method).factory(problem, step, resolved, tol)
+
+
+__all__ = [
+    "ALIASES",
+    "FAMILIES",
+    "METHODS",
+    "PROBLEMS",
+    "STEP_RULES",
+    "build_problem",
+    "build_solver",
+    "get_method",
+    "get_problem",
+    "register_family",
+    "resolve_alias",
+    "resolve_method_settings",
+]
