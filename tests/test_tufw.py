@@ -479,3 +479,32 @@ def test_solver_is_a_tufw_solver(a1a):
         s = build_solver(pb, name, "taylor-exact", {}, 1e-3)
         assert isinstance(s, TufwSolver)
         assert s.rule == name.removeprefix("tufw-")
+
+
+def test_old_method_names_run_on_the_cli_as_their_listed_method(capsys, real_data):
+    # tufw-sbd-k4 is an alias of tufw --set rule=sbd-k4 and fw-ada of fw --step adaptive:
+    # the same run (same seed), the same numbers; `ermviz methods` lists each name once.
+    import json
+
+    from ermviz.cli import main
+
+    def run(*argv):
+        base = ["run", "--dataset", "a1a", "--problem", "logreg-l1", "--radius", "10"]
+        assert main([*base, *argv, "--max-iter", "300", "--tol", "1e-12", "--no-progress"]) == 0
+        return json.loads(capsys.readouterr().out.strip().splitlines()[-1])
+
+    for old, new in (
+        (["--method", "tufw-sbd-k4"], ["--method", "tufw", "--set", "rule=sbd-k4"]),
+        (["--method", "fw-ada"], ["--method", "fw", "--step", "adaptive"]),
+    ):
+        a, b = run(*old), run(*new)
+        assert (a["method"], a["step"]) == (b["method"], b["step"])
+        assert a["objective"] == b["objective"] and a["gap"] == b["gap"]
+        assert a["iterations"] == b["iterations"] == 300
+    assert main(["methods"]) == 0
+    listing = capsys.readouterr().out
+    methods = listing.split("Methods:")[1].split("Step rules:")[0]
+    names = [ln.split()[0] for ln in methods.splitlines() if ln.startswith("  ") and ln[2] != " "]
+    assert len(names) == len(set(names)) and "tufw" in names and "fw" in names
+    assert not {"fw-ada", "tufw-sbd-sqrtk", "tufw-dbd-k4"} & set(names)
+    assert "  fw-ada " in listing.split("Aliases")[1]
