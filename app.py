@@ -6,7 +6,7 @@ Warm numba's cache at server start (the first Start click is then immediate) wit
 
 import panel as pn
 
-from ermviz.app.views import build_dashboard
+from ermviz.app.page import build_dashboard
 
 pn.extension("tabulator", notifications=True, sizing_mode="stretch_width")
 

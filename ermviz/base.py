@@ -13,11 +13,14 @@ from __future__ import annotations
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 import numpy as np
 
 from ermviz.settings import Setting, resolve_settings
+
+if TYPE_CHECKING:
+    from ermviz.geometry import Geometry
 
 
 class Solver(ABC):
@@ -156,6 +159,17 @@ class Problem(ABC):
     def test_metrics(self, x: np.ndarray) -> dict[str, float]:
         """Metrics on the dataset's test split (empty when it has none)."""
         return {}
+
+    @classmethod
+    def teachable(cls, n: int, p: int) -> bool:
+        """Whether data of ``n`` samples and ``p`` features can give a problem the teaching
+        view draws: a cheap test made before any data are loaded (False by default)."""
+        return False
+
+    def teaching_geometry(self) -> Geometry | None:
+        """How the dashboard's teaching view draws this problem's feasible set
+        (:mod:`ermviz.geometry`), or None when it is not drawn (the default)."""
+        return None
 
 
 @dataclass(frozen=True)

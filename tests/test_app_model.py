@@ -461,7 +461,7 @@ def test_upload_errors_are_notified_with_the_users_file_name(monkeypatch):
 
 def test_setting_widgets_revert_invalid_values_and_notify():
     pn = pytest.importorskip("panel")
-    from ermviz.app.views import setting_widget
+    from ermviz.app.widgets import setting_widget
 
     m = make_model()
     spec = m.add_run("afw", "armijo")
@@ -480,7 +480,7 @@ def test_setting_widgets_revert_invalid_values_and_notify():
 
 def test_dashboard_views_build_start_and_export_without_a_server():
     pytest.importorskip("panel")
-    from ermviz.app.views import Dashboard
+    from ermviz.app.page import Dashboard
 
     m = make_model()
     dash = Dashboard(m)
@@ -512,7 +512,7 @@ def test_dashboard_views_build_start_and_export_without_a_server():
 
 def test_a_run_failing_mid_race_becomes_an_error_status_and_one_notification():
     pytest.importorskip("panel")
-    from ermviz.app.views import Dashboard
+    from ermviz.app.page import Dashboard
 
     m = make_model()
     m.max_time = 1.0

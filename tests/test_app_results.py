@@ -17,7 +17,8 @@ import pandas as pd
 import pytest
 
 from ermviz.app import results_model, urlstate
-from ermviz.app.results import ResultsModel, ResultsView, curves_plot, profile_plot
+from ermviz.app.results_model import ResultsModel
+from ermviz.app.results_view import ResultsView, curves_plot, profile_plot
 from ermviz.report import write_report
 from ermviz.sweep import load_config, load_summaries, load_traces, run_cell
 
@@ -351,7 +352,7 @@ def test_results_folders_are_found_under_the_configured_roots(
 
 
 def test_the_dashboard_has_a_results_tab_outside_the_url(sweep_dir: Path) -> None:
-    from ermviz.app.views import Dashboard
+    from ermviz.app.page import Dashboard
 
     dash = Dashboard()
     tabs = dash.tabs()

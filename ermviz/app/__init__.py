@@ -12,7 +12,7 @@ State (no widgets):
 * :mod:`ermviz.app.results_model` - the Results tab's state: a sweep's results folder
   (table, profiles, curves), never in the URL.
 
-Views (:mod:`ermviz.app.views` re-exports them):
+Views:
 
 * :mod:`ermviz.app.page` - the page: toolbar, tabs, template, one dashboard per session;
 * :mod:`ermviz.app.controls` - the sidebar's controls;

@@ -119,11 +119,7 @@ CONFIG_PARAMS = (
 
 def is_teachable(problem: Problem) -> bool:
     """Whether the teaching view can draw ``problem``'s feasible set (2-D or 3-D)."""
-    if problem.name == "svm-dual":
-        return problem.n in (3, 4)
-    if problem.name == "logreg-l1":
-        return problem.p == 2
-    return False
+    return problem.teaching_geometry() is not None
 
 
 class DashboardModel(param.Parameterized):

@@ -74,7 +74,7 @@ class Dashboard(ControlsView, RaceView, TeachingView, ExportView):
         from ermviz.app.results_model import ResultsModel
         from ermviz.app.results_view import ResultsView
 
-        # A sweep's results folder (never part of the URL: see ermviz.app.results).
+        # A sweep's results folder (never part of the URL: see ermviz.app.results_model).
         self.sweep_results = ResultsView(
             ResultsModel(notifier=lambda level, message: self.model.notify(message, level))
         )

@@ -18,6 +18,7 @@ from ermviz.app.datasets import BUNDLED
 from ermviz.app.figures import TeachingPlot
 from ermviz.app.model import DashboardModel, is_teachable
 from ermviz.app.streaming import Streamer, geometry_for
+from ermviz.registry import get_problem
 
 
 class TeachingView:
@@ -70,7 +71,7 @@ class TeachingView:
             if entry is None:
                 return False
             n, p = entry.n, entry.p
-        return (m.problem == "svm-dual" and n <= 4) or (m.problem == "logreg-l1" and p <= 2)
+        return get_problem(m.problem).teachable(n, p)
 
     def _refresh_teaching_preview(self) -> None:
         """Draw the feasible set and contours of the configured toy problem before a race."""

@@ -37,6 +37,7 @@ from ermviz.families.common import (
     sigmoid,
     spectral_norm_sq,
 )
+from ermviz.geometry import Geometry, l1_ball_geometry, simplex_geometry
 from ermviz.settings import Setting
 
 #: Vanilla against away-step against pairwise FW, each with its exact line search: the
@@ -128,6 +129,14 @@ class SvmDual(Problem):
         Xa = append_ones(X) if self.settings["intercept"] else X
         return np.asarray(Xa @ self.w_of(alpha)).ravel()
 
+    @classmethod
+    def teachable(cls, n: int, p: int) -> bool:
+        return n <= 4
+
+    def teaching_geometry(self) -> Geometry | None:
+        """The simplex of 3 or 4 points, drawn as a triangle or a tetrahedron."""
+        return simplex_geometry(self.n)
+
     def test_metrics(self, alpha: np.ndarray) -> dict[str, float]:
         ds = self.dataset
         if getattr(ds, "X_test", None) is None:
@@ -209,6 +218,14 @@ class LogregL1(Problem):
     def decision_function(self, X: np.ndarray | sp.spmatrix, x: np.ndarray) -> np.ndarray:
         Xa = append_ones(X) if self.settings["intercept"] else X
         return np.asarray(Xa @ x).ravel()
+
+    @classmethod
+    def teachable(cls, n: int, p: int) -> bool:
+        return p <= 2
+
+    def teaching_geometry(self) -> Geometry | None:
+        """The l1 ball of R^2, drawn as a diamond."""
+        return l1_ball_geometry(self.p, self.radius)
 
     def test_metrics(self, x: np.ndarray) -> dict[str, float]:
         ds = self.dataset

@@ -47,11 +47,11 @@ from ermviz.families.plq.certificate import (
     read_gap,
 )
 from ermviz.families.plq.packing import (
-    _kernel_csr32,
-    _kernel_type_key,
-    _pack_pieces,
     constraint_kind,
+    kernel_csr32,
     kernel_rows,
+    kernel_type_key,
+    pack_pieces,
 )
 from ermviz.families.plq.problem import PlqProblem
 from ermviz.settings import resolve_settings
@@ -115,7 +115,7 @@ RECORD_COLUMNS = (
     "step_length",
 )
 
-_LOADED: set[tuple] = set()
+LOADED_KERNEL_TYPES: set[tuple] = set()
 
 
 class PlqIpmSolver(Solver):
@@ -162,13 +162,13 @@ class PlqIpmSolver(Solver):
         n, d, K, L, H = pb.n, pb.d, pb.K, pb.L, pb.H
         nl1 = pb.l1w.shape[0]
         self._X = kernel_rows(pb.X)
-        self._A = _kernel_csr32(pb.A)
+        self._A = kernel_csr32(pb.A)
         self._b = np.ascontiguousarray(pb.b, dtype=np.float64)
         self._asq = np.ascontiguousarray(pb.asq, dtype=np.float64)
         self._U = np.ascontiguousarray(pb.U, dtype=np.float64)
         self._S = np.ascontiguousarray(pb.S, dtype=np.float64)
         self._l1w = np.ascontiguousarray(pb.l1w, dtype=np.float64)
-        self._pieces = _pack_pieces(pb, self._X)
+        self._pieces = pack_pieces(pb, self._X)
         self._kind = constraint_kind(pb.A, pb.b)
         m = K + n * (L + H) + 2 * nl1
         self._off = (K, K + n * L, K + n * (L + H))
@@ -210,9 +210,9 @@ class PlqIpmSolver(Solver):
         self._last = (math.nan, math.nan)  # complementarity, step length of the last step
         self.best = BestPoint(self.feas_tol)
         self._stall_message = ""
-        key = (_kernel_type_key(self._X), _kernel_type_key(self._A))
-        if key not in _LOADED:
-            _LOADED.add(key)
+        key = (kernel_type_key(self._X), kernel_type_key(self._A))
+        if key not in LOADED_KERNEL_TYPES:
+            LOADED_KERNEL_TYPES.add(key)
             self._warm_up()
         self._start()
 

@@ -128,7 +128,7 @@ def plq_value(U, V, S, T, tau, z: np.ndarray) -> np.ndarray:
     return out
 
 
-def _as_2d(name: str, a: Any, n: int, *, allow_inf: bool = False) -> np.ndarray:
+def as_2d(name: str, a: Any, n: int, *, allow_inf: bool = False) -> np.ndarray:
     arr = np.atleast_2d(np.asarray(a, dtype=np.float64))
     if arr.size == 0:
         return np.zeros((0, n))

@@ -34,16 +34,16 @@ def kernel_rows(X: Any) -> np.ndarray | tuple[np.ndarray, np.ndarray, np.ndarray
     """X as the kernels take it: dense C-contiguous ``float64`` when X is dense, or a CSR
     matrix of density >= :data:`KERNEL_DENSE_MIN_DENSITY` whose dense copy has at most
     :data:`KERNEL_DENSE_MAX_ENTRIES` entries; otherwise the CSR triple of
-    :func:`_kernel_csr32`."""
+    :func:`kernel_csr32`."""
     if not sp.issparse(X):
         return as_kernel_matrix(X)
     entries = X.shape[0] * X.shape[1]
     if entries <= KERNEL_DENSE_MAX_ENTRIES and X.nnz >= KERNEL_DENSE_MIN_DENSITY * entries:
         return np.ascontiguousarray(X.toarray(), dtype=np.float64)
-    return _kernel_csr32(X)
+    return kernel_csr32(X)
 
 
-def _kernel_csr32(M: Any) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+def kernel_csr32(M: Any) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """CSR triple with int32 indices when they fit (less memory traffic per row visit)."""
     if isinstance(M, sp.csr_matrix) and M.dtype == np.float64 and M.has_canonical_format:
         # The problem's own matrix: scipy caches the canonical-format check on it.
@@ -59,10 +59,10 @@ def _kernel_csr32(M: Any) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
 
 #: Kernel argument types whose kernels this process has compiled or loaded already (the
 #: other arguments are allocated by the solver with fixed dtypes and layouts).
-_LOADED: set[tuple] = set()
+LOADED_KERNEL_TYPES: set[tuple] = set()
 
 
-def _kernel_type_key(M: Any) -> tuple:
+def kernel_type_key(M: Any) -> tuple:
     """What numba's dispatch distinguishes in a kernel matrix: dense layout or CSR index
     dtypes."""
     if isinstance(M, tuple):
@@ -70,7 +70,7 @@ def _kernel_type_key(M: Any) -> tuple:
     return ("dense", M.dtype.str, M.ndim, M.flags.c_contiguous, M.flags.f_contiguous)
 
 
-def _pack_pieces(pb: PlqProblem, X: Any) -> tuple[np.ndarray, np.ndarray]:
+def pack_pieces(pb: PlqProblem, X: Any) -> tuple[np.ndarray, np.ndarray]:
     """The kernel's per-sample parameter rows ``(PL, PH)`` (layouts in
     :func:`solvers.rehline.pack_pieces`). One sample's scalars side by side: one cache line
     per random visit, and a multiplication instead of a division per coordinate step.

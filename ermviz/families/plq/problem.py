@@ -74,7 +74,7 @@ from ermviz.families.plq.losses import (
     CLASSIFICATION_LOSSES,
     NAMED_LOSSES,
     PRESETS,
-    _as_2d,
+    as_2d,
     named_loss_pieces,
     plq_value,
 )
@@ -267,11 +267,11 @@ class PlqProblem(Problem):
                 "PlqProblem.build(dataset, U=..., V=..., S=..., T=..., tau=...)"
             )
         n = self.n
-        U = _as_2d("U", cl.get("U", np.zeros((0, n))), n)
-        V = _as_2d("V", cl.get("V", np.zeros((0, n))), n)
-        S = _as_2d("S", cl.get("S", np.zeros((0, n))), n)
-        T = _as_2d("T", cl.get("T", np.zeros((0, n))), n)
-        tau = _as_2d("tau", cl.get("tau", np.full(S.shape, np.inf)), n, allow_inf=True)
+        U = as_2d("U", cl.get("U", np.zeros((0, n))), n)
+        V = as_2d("V", cl.get("V", np.zeros((0, n))), n)
+        S = as_2d("S", cl.get("S", np.zeros((0, n))), n)
+        T = as_2d("T", cl.get("T", np.zeros((0, n))), n)
+        tau = as_2d("tau", cl.get("tau", np.full(S.shape, np.inf)), n, allow_inf=True)
         if U.shape != V.shape:
             raise SettingError(f"custom loss: U {U.shape} and V {V.shape} must have one shape")
         if not (S.shape == T.shape == tau.shape):

@@ -65,11 +65,11 @@ from ermviz.families.plq.certificate import (
 )
 from ermviz.families.plq.losses import REFERENCE
 from ermviz.families.plq.packing import (
-    _LOADED,
-    _kernel_csr32,
-    _kernel_type_key,
-    _pack_pieces,
+    LOADED_KERNEL_TYPES,
+    kernel_csr32,
     kernel_rows,
+    kernel_type_key,
+    pack_pieces,
     xi_schedule,
 )
 from ermviz.families.plq.problem import PlqProblem
@@ -228,10 +228,10 @@ class ReHLineSolver(Solver):
         self.relative = settings["gap"] == "relative"
         self.feas_tol = float(settings["feas_tol"])
         self._X = kernel_rows(pb.X)
-        self._A = _kernel_csr32(pb.A)
+        self._A = kernel_csr32(pb.A)
         self._b = np.ascontiguousarray(pb.b, dtype=np.float64)
         self._asq = np.ascontiguousarray(pb.asq, dtype=np.float64)
-        self._pieces = _pack_pieces(pb, self._X)
+        self._pieces = pack_pieces(pb, self._X)
         self._l1w = np.ascontiguousarray(pb.l1w, dtype=np.float64)
         n, d = pb.n, pb.d
         nl1 = self._l1w.shape[0]
@@ -284,10 +284,10 @@ class ReHLineSolver(Solver):
         if warm_start is not None or self._start != "zero":
             self._set_duals(pb.initial_duals(self._start) if warm_start is None else warm_start)
         # (the zero start is the state as allocated: all duals 0, beta = 0)
-        key = (_kernel_type_key(self._X), _kernel_type_key(self._A))
-        if key in _LOADED:
+        key = (kernel_type_key(self._X), kernel_type_key(self._A))
+        if key in LOADED_KERNEL_TYPES:
             return
-        _LOADED.add(key)
+        LOADED_KERNEL_TYPES.add(key)
         # Compile (or load from numba's cache) now, so solver time excludes compilation:
         # an epoch over empty working sets and no constraint rows (which reads the state
         # and writes only the scratch, the integer and float state and the generator:

@@ -83,6 +83,14 @@ class NonconvexL1(LogregL1):
         ),
     )
 
+    # The teaching view draws the FW family's iterates and active sets only.
+    @classmethod
+    def teachable(cls, n: int, p: int) -> bool:
+        return False
+
+    def teaching_geometry(self) -> None:
+        return None
+
     @property
     def loss(self) -> str:
         return str(self.settings["loss"])
