@@ -38,25 +38,30 @@ ALIASES: dict[str, MethodAlias] = {}
 def register_family(module_name: str) -> None:
     """Import the family ``module_name`` and add its declarations to the registry.
 
-    A name declared twice with different objects is an error naming both, so two families
-    cannot silently shadow each other.
+    All or nothing: a name another family already declared (or an alias that is also a
+    listed name) is a :class:`~ermviz.errors.SettingError` naming both, and nothing of
+    that family is registered, so two families cannot silently shadow each other.
     """
     family = importlib.import_module(module_name)
-    for table, name in (
-        (PROBLEMS, "PROBLEMS"),
-        (METHODS, "METHODS"),
-        (STEP_RULES, "STEP_RULES"),
-        (ALIASES, "ALIASES"),
-    ):
-        for key, value in getattr(family, name, {}).items():
+    tables = (
+        (PROBLEMS, "problem", getattr(family, "PROBLEMS", {})),
+        (METHODS, "method", getattr(family, "METHODS", {})),
+        (STEP_RULES, "step rule", getattr(family, "STEP_RULES", {})),
+        (ALIASES, "alias", getattr(family, "ALIASES", {})),
+    )
+    for table, kind, new in tables:
+        for key, value in new.items():
             if key in table and table[key] is not value:
-                raise RuntimeError(
-                    f"{module_name}: {name[:-1].lower()} {key!r} is already registered"
+                raise SettingError(
+                    f"{module_name}: {kind} {key!r} is already registered by another "
+                    "family; rename it"
                 )
-            table[key] = value
-    clash = (set(ALIASES) & set(METHODS)) | (set(ALIASES) & set(PROBLEMS))
+    listed = set(METHODS) | set(PROBLEMS) | set(tables[0][2]) | set(tables[1][2])
+    clash = sorted((set(ALIASES) | set(tables[3][2])) & listed)
     if clash:
-        raise RuntimeError(f"{module_name}: alias {sorted(clash)[0]!r} is also a listed name")
+        raise SettingError(f"{module_name}: alias {clash[0]!r} is also a listed name; rename it")
+    for table, _, new in tables:
+        table.update(new)
 
 
 def _extra_families() -> tuple[str, ...]:
@@ -72,7 +77,7 @@ for _name in FAMILIES + _extra_families():
     except ImportError as exc:
         if _name in FAMILIES:
             raise
-        raise ImportError(
+        raise SettingError(
             f"ERMVIZ_FAMILIES names {_name!r}, which cannot be imported ({exc}); fix the "
             "module name or its PYTHONPATH, or unset ERMVIZ_FAMILIES"
         ) from exc

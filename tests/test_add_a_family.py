@@ -126,3 +126,25 @@ def test_aliases_are_not_listed_as_methods(name):
     from ermviz.registry import ALIASES, METHODS
 
     assert name in ALIASES and name not in METHODS
+
+
+def test_a_family_that_reuses_a_name_is_refused_whole(monkeypatch):
+    import types
+
+    from ermviz import registry
+    from ermviz.errors import SettingError
+
+    clash = types.ModuleType("clash_family")
+    clash.PROBLEMS = {"clash-problem": registry.PROBLEMS["svm-dual"]}
+    clash.METHODS = {"fw": registry.METHODS["pfw"]}  # another family's name
+    monkeypatch.setitem(sys.modules, "clash_family", clash)
+    before = {k: dict(t) for k, t in (("p", registry.PROBLEMS), ("m", registry.METHODS))}
+    with pytest.raises(SettingError, match="method 'fw' is already registered"):
+        registry.register_family("clash_family")
+    assert dict(registry.PROBLEMS) == before["p"] and dict(registry.METHODS) == before["m"]
+    alias = types.ModuleType("alias_family")
+    alias.ALIASES = {"pfw": registry.ALIASES["fw-ada"]}
+    monkeypatch.setitem(sys.modules, "alias_family", alias)
+    with pytest.raises(SettingError, match="alias 'pfw' is also a listed name"):
+        registry.register_family("alias_family")
+    assert "pfw" not in registry.ALIASES
