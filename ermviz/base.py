@@ -48,6 +48,9 @@ class Solver(ABC):
     #: badly scaled features for a coordinate method); the CLI prints them, the dashboard
     #: shows them as notices.
     notices: tuple[str, ...] = ()
+    #: Record columns whose final value the CLI's JSON summary reports beside the
+    #: objective and gap (work counters such as ``kernel_evals`` or ``samples``).
+    summary_columns: tuple[str, ...] = ()
     #: Set by ``advance`` when it ends a run: why it ended that way (e.g. why it stalled,
     #: or that the best certified point is reported); the runner adds it to its message.
     end_note: str = ""

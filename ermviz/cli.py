@@ -209,6 +209,10 @@ def _cmd_run(args: argparse.Namespace) -> int:
         "certificate_kind": summary["certificate_kind"],
         "message": summary["message"],
     }
+    last = run.trace.last() or {}
+    for column in run.solver.summary_columns:  # a family's work counters
+        value = float(last.get(column, float("nan")))
+        result[column] = int(value) if value.is_integer() else value
     result.update(run.solver.problem.test_metrics(run.solver.iterate()))
     if out is not None:
         from ermviz.io import write_frame_atomic

@@ -1,0 +1,217 @@
+"""The LS-SVM family's methods: two-system CG, reduced CG and SMO, and their step rules.
+
+* ``cg-two-system``: Suykens, Lukas, Van Dooren, De Moor & Vandewalle (1999), "Least
+  squares support vector machine classifiers: a large scale algorithm" (ECCTD): two CG
+  runs ``Q eta = y``, ``Q nu = 1`` in lock-step, ``b = 1^T eta / 1^T nu``;
+* ``cg-reduced``: Chu, Ong & Keerthi (2005), "An improved conjugate gradient scheme to the
+  solution of least squares SVM" (IEEE TNN): one CG on the SPD system of order n - 1, one
+  product with ``Q`` per iteration;
+* ``smo``: Keerthi & Shevade (2003), "SMO algorithm for least-squares SVM formulations"
+  (Neural Computation): the maximal violating pair, or ``--set pair=second-order``.
+
+Kernels in :mod:`solvers.lssvm`. The kernel matrix is precomputed at set-up when it fits
+in ``kernel_cache_mb`` (outside the timed region, like the paper's cache), otherwise each
+product or SMO column computes kernel values on the fly; both give identical iterates,
+and ``kernel_evals`` counts the paper's work measure either way (module docstring of
+:mod:`solvers.lssvm`). Every row carries the dual and primal objectives and the relative
+duality gap, computed in O(n) from the residual the method keeps anyway.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from ermviz.base import MethodSpec, Solver, StepRuleSpec
+from ermviz.families.lssvm.problem import LssvmProblem
+from ermviz.settings import Setting
+from solvers import lssvm as k
+from solvers.linalg import as_kernel_matrix
+
+REFERENCES = {
+    "cg-two-system": "Suykens, Lukas, Van Dooren, De Moor & Vandewalle, ECCTD 1999",
+    "cg-reduced": "Chu, Ong & Keerthi, IEEE Trans. Neural Networks 16(2), 2005",
+    "smo": "Keerthi & Shevade, Neural Computation 15(2), 2003",
+}
+
+STEP_RULES: dict[str, StepRuleSpec] = {
+    "cg": StepRuleSpec(
+        "cg",
+        "conjugate-gradient step (exact minimization along the conjugate direction)",
+        (),
+        "Hestenes & Stiefel 1952",
+    ),
+    "smo": StepRuleSpec(
+        "smo",
+        "exact minimization along e_i - e_j (two coordinates)",
+        (),
+        REFERENCES["smo"],
+    ),
+}
+
+
+class LssvmSolver(Solver):
+    """Shared set-up of the three methods: kernel data, cache, state and record buffer."""
+
+    columns = k.COLUMNS
+    certificate_kind = "rel_duality_gap"
+    summary_columns = ("kernel_evals",)
+
+    def __init__(self, problem: LssvmProblem, step: str, settings: dict[str, Any], tol: float):
+        self.problem = problem
+        n = problem.n
+        self._X = as_kernel_matrix(problem.X)
+        self._sq = problem.sq
+        self._xj = np.zeros(problem.p)
+        self.istate = np.zeros(k.N_ISTATE, dtype=np.int64)
+        self.fstate = np.zeros(k.N_FSTATE)
+        self.fstate[k.F_INVC] = 1.0 / problem.C
+        self.fstate[k.F_INV2S] = 1.0 / (2.0 * problem.sigma2)
+        self.fstate[k.F_TOL] = float(tol)
+        self.cached = 8.0 * n * n <= float(problem.settings["kernel_cache_mb"]) * 2**20
+        if self.cached:
+            self._K = np.empty((n, n))
+            k.gram(self._X, self._sq, self.fstate[k.F_INV2S], self._xj, self._K)
+        else:
+            self._K = np.empty((0, n))
+        self.istate[k.I_CACHED] = 1 if self.cached else 0
+        self.alpha = np.zeros(n)
+        self.F = problem.y.copy()
+        self._rec = np.empty((256, len(self.columns)))
+
+    def advance(self, max_rows: int, stop_at: int) -> tuple[np.ndarray, int]:
+        if max_rows > self._rec.shape[0]:
+            self._rec = np.empty((max(max_rows, 2 * self._rec.shape[0]), len(self.columns)))
+        self.istate[k.I_STOP_AT] = stop_at
+        rows = self._call(self._rec[:max_rows])
+        return self._rec[:rows], int(self.istate[k.I_STATUS])
+
+    def _call(self, rec: np.ndarray) -> int:
+        raise NotImplementedError  # each method binds its kernel
+
+    def iterate(self) -> np.ndarray:
+        return self.alpha.copy()
+
+    @property
+    def iteration(self) -> int:
+        return int(self.istate[k.I_K])
+
+
+class TwoSystemCgSolver(LssvmSolver):
+    """Suykens et al. (1999): ``Q eta = y`` and ``Q nu = 1`` by CG in lock-step."""
+
+    def __init__(self, problem: LssvmProblem, step: str, settings: dict[str, Any], tol: float):
+        super().__init__(problem, step, settings, tol)
+        n, y = problem.n, problem.y
+        self.eta, self.nu = np.zeros(n), np.zeros(n)
+        self.r1, self.r2 = y.copy(), np.ones(n)
+        self.p1, self.p2 = y.copy(), np.ones(n)
+        self.q1, self.q2 = np.zeros(n), np.zeros(n)
+        self.fstate[k.F_RR1] = float(y @ y)
+        self.fstate[k.F_RR2] = float(n)
+        self._call(self._rec[:0])  # compile or load the kernel outside the timed region
+
+    def iterate(self) -> np.ndarray:
+        # The kernel combines alpha at the start of a row; after a step only eta and nu
+        # have moved, so the current iterate is combined here.
+        s2 = float(self.nu.sum())
+        b = float(self.eta.sum()) / s2 if s2 != 0.0 else 0.0
+        return self.eta - b * self.nu
+
+    def _call(self, rec: np.ndarray) -> int:
+        return k.cg_two_advance(
+            self._X, self._sq, self._K, self._xj, self.problem.y, self.eta, self.nu,
+            self.r1, self.r2, self.p1, self.p2, self.q1, self.q2, self.alpha, self.F,
+            self.istate, self.fstate, rec,
+        )  # fmt: skip
+
+
+class ReducedCgSolver(LssvmSolver):
+    """Chu, Ong & Keerthi (2005): one CG on the reduced system of order n - 1."""
+
+    def __init__(self, problem: LssvmProblem, step: str, settings: dict[str, Any], tol: float):
+        super().__init__(problem, step, settings, tol)
+        n, y = problem.n, problem.y
+        self.at = np.zeros(n - 1)
+        self.r = y[:-1] - y[-1]
+        self.p = self.r.copy()
+        self.q = np.zeros(n - 1)
+        self._vbar, self._u = np.zeros(n), np.zeros(n)
+        self.fstate[k.F_RR1] = float(self.r @ self.r)
+        self._call(self._rec[:0])
+
+    def iterate(self) -> np.ndarray:
+        return np.append(self.at, -self.at.sum())  # alpha = (at; -1^T at)
+
+    def _call(self, rec: np.ndarray) -> int:
+        return k.cg_reduced_advance(
+            self._X, self._sq, self._K, self._xj, self.problem.y, self.at, self.r, self.p,
+            self.q, self._vbar, self._u, self.alpha, self.F, self.istate, self.fstate, rec,
+        )  # fmt: skip
+
+
+class SmoSolver(LssvmSolver):
+    """Keerthi & Shevade (2003): SMO with the maximal violating pair (or second order)."""
+
+    def __init__(self, problem: LssvmProblem, step: str, settings: dict[str, Any], tol: float):
+        super().__init__(problem, step, settings, tol)
+        self.istate[k.I_PAIR] = k.PAIR_CODES[settings["pair"]]
+        self._ci, self._cj = np.zeros(problem.n), np.zeros(problem.n)
+        self._call(self._rec[:0])
+
+    def _call(self, rec: np.ndarray) -> int:
+        return k.smo_advance(
+            self._X, self._sq, self._K, self._xj, self.problem.y, self.alpha, self.F,
+            self._ci, self._cj, self.istate, self.fstate, rec,
+        )  # fmt: skip
+
+
+def _build(cls: type[LssvmSolver]):
+    def build(problem: Any, step: str, settings: dict[str, Any], tol: float) -> Solver:
+        return cls(problem, step, settings, tol)
+
+    return build
+
+
+_PROBLEMS = (LssvmProblem.name,)
+METHODS: dict[str, MethodSpec] = {
+    "cg-two-system": MethodSpec(
+        "cg-two-system",
+        "LS-SVM: two conjugate-gradient runs in lock-step (Suykens et al.)",
+        "lssvm",
+        _PROBLEMS,
+        ("cg",),
+        (),
+        REFERENCES["cg-two-system"],
+        _build(TwoSystemCgSolver),
+    ),
+    "cg-reduced": MethodSpec(
+        "cg-reduced",
+        "LS-SVM: one conjugate-gradient run on the reduced system (Chu, Ong & Keerthi)",
+        "lssvm",
+        _PROBLEMS,
+        ("cg",),
+        (),
+        REFERENCES["cg-reduced"],
+        _build(ReducedCgSolver),
+    ),
+    "smo": MethodSpec(
+        "smo",
+        "LS-SVM: SMO, two coordinates per step (Keerthi & Shevade)",
+        "lssvm",
+        _PROBLEMS,
+        ("smo",),
+        (
+            Setting(
+                "pair",
+                "choice",
+                "max-violating",
+                "working pair: the maximal violating pair, or j chosen by second-order gain",
+                choices=tuple(k.PAIR_CODES),
+            ),
+        ),
+        REFERENCES["smo"],
+        _build(SmoSolver),
+    ),
+}

@@ -1,0 +1,387 @@
+"""LS-SVM kernels: Gaussian kernel columns, products with Q, and the three solvers.
+
+The least-squares SVM (Suykens & Vandewalle 1999) trains by solving
+``[[Q, 1], [1^T, 0]] [alpha; b] = [y; 0]`` with ``Q = K + I / C`` and the Gaussian kernel
+``K_ij = exp(-||x_i - x_j||^2 / (2 sigma2))`` (ALGORITHMS.md E.1). Three solvers advance in
+chunks, one record row per iteration (the kernel contract of :mod:`solvers.fw`):
+
+* :func:`cg_two_advance`: Suykens et al. (1999), two conjugate-gradient runs ``Q eta = y``
+  and ``Q nu = 1`` in lock-step, ``b = 1^T eta / 1^T nu``, ``alpha = eta - b nu`` (E.3);
+* :func:`cg_reduced_advance`: Chu, Ong & Keerthi (2005), one CG on the SPD system of order
+  ``n - 1`` obtained by eliminating ``alpha_n`` and ``b``; one product with ``Q`` per
+  iteration (E.4);
+* :func:`smo_advance`: Keerthi & Shevade (2003), SMO on the dual ``min 1/2 a^T Q a - y^T a``
+  s.t. ``1^T a = 0``: the maximal violating pair (or the second-order choice of ``j``), an
+  exact step along ``e_i - e_j`` and ``F = y - Q alpha`` kept up to date (E.5).
+
+Certificate (E.6): with ``F = y - Q alpha`` and ``1^T alpha = 0``, the dual objective
+``D = y^T alpha - alpha^T (y - F) / 2`` and the duality gap ``P - D = C/2 sum (F_i - b)^2``
+at ``b = mean(F)``, both O(n) given ``F``; each row records ``(P - D) / D`` (the paper's
+stopping rule ``P - D <= tol D``).
+
+Kernel evaluations (column ``kernel_evals``) are counted as the paper's work measure,
+whatever the cache serves: ``n (n + 1) / 2`` per product with the symmetric ``Q`` (the
+symmetric half), ``2 n`` per SMO iteration (its two kernel columns). Kernel values come
+either from a cached matrix or are computed on the fly in exactly the same arithmetic, so
+both give identical iterates.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+from numba import njit
+
+from solvers.linalg import n_rows, row_axpy, row_dot_long
+from solvers.tags import (
+    STATUS_CONVERGED,
+    STATUS_MAX_ITER,
+    STATUS_NONFINITE,
+    STATUS_RUNNING,
+    STEP_CG,
+    STEP_NONE,
+    STEP_SMO,
+)
+
+# Integer state.
+I_K = 0  # iteration
+I_STOP_AT = 1  # record, do not step, at this iteration
+I_STATUS = 2
+I_KEVALS = 3  # kernel evaluations (the paper's count)
+I_CACHED = 4  # 1: the kernel matrix is in ``Kc``; 0: computed on the fly
+I_PAIR = 5  # SMO: 0 maximal violating pair, 1 second-order choice of j
+N_ISTATE = 6
+
+# Float state.
+F_INVC = 0  # 1 / C
+F_INV2S = 1  # 1 / (2 sigma2)
+F_TOL = 2  # relative-gap tolerance
+F_RR1 = 3  # CG: r^T r of the (first) system
+F_RR2 = 4  # CG: r^T r of the second system (two-system CG)
+N_FSTATE = 5
+
+# Record columns.
+COLUMNS = (
+    "iteration",
+    "objective",
+    "certificate",
+    "step_size",
+    "step_type",
+    "active_size",
+    "kernel_evals",
+    "dual_objective",
+    "primal_objective",
+)
+PAIR_CODES = {"max-violating": 0, "second-order": 1}
+
+
+@njit(cache=True)
+def kernel_column(X, sq, inv2s, j, xj, out):
+    """``out[i] = exp(-||x_i - x_j||^2 inv2s)`` for every row i (one pass over ``X``).
+
+    ``xj`` is a zeroed scratch vector of length p; it is zero again on return.
+    """
+    row_axpy(X, j, 1.0, xj)
+    for i in range(n_rows(X)):
+        d = sq[i] + sq[j] - 2.0 * row_dot_long(X, i, xj)
+        out[i] = math.exp(-(d if d > 0.0 else 0.0) * inv2s)
+    for t in range(xj.shape[0]):
+        xj[t] = 0.0
+
+
+@njit(cache=True, nogil=True)
+def gram(X, sq, inv2s, xj, K):
+    """The kernel matrix into ``K`` (n, n), column by column (row j holds column j);
+    ``xj`` is zeroed scratch of length p."""
+    for j in range(n_rows(X)):
+        kernel_column(X, sq, inv2s, j, xj, K[j])
+
+
+@njit(cache=True)
+def _column(X, sq, Kc, istate, fstate, j, xj, col):
+    """Column j of K (a view of the cache, or computed into ``col``)."""
+    if istate[I_CACHED]:
+        return Kc[j]
+    kernel_column(X, sq, fstate[F_INV2S], j, xj, col)
+    return col
+
+
+@njit(cache=True)
+def q_product(X, sq, Kc, istate, fstate, v, out, xj, col):
+    """``out = Q v = K v + v / C``; counts one symmetric product (n (n + 1) / 2)."""
+    n = v.shape[0]
+    invc = fstate[F_INVC]
+    for i in range(n):
+        k = _column(X, sq, Kc, istate, fstate, i, xj, col)
+        acc = 0.0
+        for j in range(n):
+            acc += k[j] * v[j]
+        out[i] = acc + v[i] * invc
+    istate[I_KEVALS] += n * (n + 1) // 2
+
+
+@njit(cache=True)
+def gap_terms(y, alpha, F, invc):
+    """``(D, P, (P - D) / D)`` from ``F = y - Q alpha`` (any constant shift of F) with
+    ``1^T alpha = 0`` and ``b = mean(F)``; the relative gap is inf while ``D <= 0``."""
+    n = y.shape[0]
+    mean = 0.0
+    for i in range(n):
+        mean += F[i]
+    mean /= n
+    gap = 0.0
+    ya = 0.0
+    aqa = 0.0
+    for i in range(n):
+        gap += (F[i] - mean) ** 2
+        ya += y[i] * alpha[i]
+        aqa += alpha[i] * (y[i] - F[i])
+    gap *= 0.5 / invc
+    dual = ya - 0.5 * aqa
+    rel = gap / dual if dual > 0.0 else np.inf
+    return dual, dual + gap, rel
+
+
+@njit(cache=True)
+def _record(rec, row, k, dual, primal, rel, step, kind, active, kevals):
+    rec[row, 0] = k
+    rec[row, 1] = dual
+    rec[row, 2] = rel
+    rec[row, 3] = step
+    rec[row, 4] = kind
+    rec[row, 5] = active
+    rec[row, 6] = kevals
+    rec[row, 7] = dual
+    rec[row, 8] = primal
+
+
+@njit(cache=True)
+def _decide(rec, row, istate, fstate, dual, primal, rel):
+    """Status after recording the current iterate: converged, non-finite, stop, or go."""
+    if not (math.isfinite(dual) and math.isfinite(primal)):
+        istate[I_STATUS] = STATUS_NONFINITE
+        return True
+    if rel <= fstate[F_TOL]:
+        istate[I_STATUS] = STATUS_CONVERGED
+        return True
+    if istate[I_K] >= istate[I_STOP_AT]:
+        istate[I_STATUS] = STATUS_MAX_ITER
+        return True
+    return False
+
+
+@njit(cache=True)
+def _nonzeros(a):
+    c = 0
+    for i in range(a.shape[0]):
+        if a[i] != 0.0:
+            c += 1
+    return c
+
+
+@njit(cache=True)
+def _combine(eta, nu, r1, r2, alpha, F):
+    """``alpha = eta - b nu`` and ``F = y - Q alpha = r1 - b r2 + b`` with
+    ``b = 1^T eta / 1^T nu`` (0 at the start, where both are 0); returns ``b``."""
+    s1 = 0.0
+    s2 = 0.0
+    for i in range(eta.shape[0]):
+        s1 += eta[i]
+        s2 += nu[i]
+    b = s1 / s2 if s2 != 0.0 else 0.0
+    for i in range(eta.shape[0]):
+        alpha[i] = eta[i] - b * nu[i]
+        F[i] = r1[i] - b * r2[i] + b
+    return b
+
+
+@njit(cache=True, nogil=True)
+def cg_two_advance(
+    X, sq, Kc, xj, y, eta, nu, r1, r2, p1, p2, q1, q2, alpha, F, istate, fstate, rec
+):
+    """Two-system CG (Suykens et al. 1999) in lock-step; see the module docstring.
+
+    State: ``eta, nu`` (iterates), ``r1 = y - Q eta``, ``r2 = 1 - Q nu`` (residuals),
+    ``p1, p2`` (directions), ``q1, q2`` (scratch for ``Q p``); ``alpha`` and ``F`` hold
+    the combined iterate and ``y - Q alpha``. Start: zeros, ``r1 = p1 = y``,
+    ``r2 = p2 = 1``, ``F_RR1 = y^T y``, ``F_RR2 = n``. Returns rows written.
+    """
+    n = y.shape[0]
+    col = np.empty(n)
+    invc = fstate[F_INVC]
+    for row in range(rec.shape[0]):
+        _combine(eta, nu, r1, r2, alpha, F)
+        dual, primal, rel = gap_terms(y, alpha, F, invc)
+        k = istate[I_K]
+        active = _nonzeros(alpha)
+        kev = istate[I_KEVALS]  # spent to reach this iterate
+        if _decide(rec, row, istate, fstate, dual, primal, rel):
+            _record(rec, row, k, dual, primal, rel, 0.0, STEP_NONE, active, kev)
+            return row + 1
+        q_product(X, sq, Kc, istate, fstate, p1, q1, xj, col)
+        q_product(X, sq, Kc, istate, fstate, p2, q2, xj, col)
+        pq1 = 0.0
+        pq2 = 0.0
+        for i in range(n):
+            pq1 += p1[i] * q1[i]
+            pq2 += p2[i] * q2[i]
+        a1 = fstate[F_RR1] / pq1
+        a2 = fstate[F_RR2] / pq2
+        rr1 = 0.0
+        rr2 = 0.0
+        for i in range(n):
+            eta[i] += a1 * p1[i]
+            nu[i] += a2 * p2[i]
+            r1[i] -= a1 * q1[i]
+            r2[i] -= a2 * q2[i]
+            rr1 += r1[i] * r1[i]
+            rr2 += r2[i] * r2[i]
+        beta1 = rr1 / fstate[F_RR1]
+        beta2 = rr2 / fstate[F_RR2]
+        for i in range(n):
+            p1[i] = r1[i] + beta1 * p1[i]
+            p2[i] = r2[i] + beta2 * p2[i]
+        fstate[F_RR1] = rr1
+        fstate[F_RR2] = rr2
+        # ||alpha_{k+1} - alpha_k||, from the new b.
+        s1 = 0.0
+        s2 = 0.0
+        for i in range(n):
+            s1 += eta[i]
+            s2 += nu[i]
+        b = s1 / s2 if s2 != 0.0 else 0.0
+        step = 0.0
+        for i in range(n):
+            step += (eta[i] - b * nu[i] - alpha[i]) ** 2
+        _record(rec, row, k, dual, primal, rel, math.sqrt(step), STEP_CG, active, kev)
+        istate[I_K] = k + 1
+    istate[I_STATUS] = STATUS_RUNNING
+    return rec.shape[0]
+
+
+@njit(cache=True)
+def reduced_product(X, sq, Kc, istate, fstate, v, vbar, u, out, xj, col):
+    """``out = Q~ v`` (order n - 1) without forming Q~: ``vbar = (v; -1^T v)``,
+    ``u = Q vbar``, ``out = u[:n-1] - u[n-1]`` (ALGORITHMS.md E.4); one product with Q."""
+    m = v.shape[0]
+    s = 0.0
+    for i in range(m):
+        vbar[i] = v[i]
+        s += v[i]
+    vbar[m] = -s
+    q_product(X, sq, Kc, istate, fstate, vbar, u, xj, col)
+    for i in range(m):
+        out[i] = u[i] - u[m]
+
+
+@njit(cache=True, nogil=True)
+def cg_reduced_advance(X, sq, Kc, xj, y, at, r, p, q, vbar, u, alpha, F, istate, fstate, rec):
+    """Reduced CG (Chu, Ong & Keerthi 2005) on ``Q~ at = y~ - y_n 1``; see the module
+    docstring. State: ``at`` (n - 1), residual ``r``, direction ``p``, scratch ``q``
+    (n - 1), ``vbar`` and ``u`` (n); ``alpha = (at; -1^T at)`` and ``F = (r; 0)`` (F up
+    to a constant shift, which the gap ignores) are outputs. Start: ``at = 0``,
+    ``r = p = y~ - y_n 1``, ``F_RR1 = r^T r``. Returns rows written."""
+    n = y.shape[0]
+    m = n - 1
+    col = np.empty(n)
+    invc = fstate[F_INVC]
+    for row in range(rec.shape[0]):
+        s = 0.0
+        for i in range(m):
+            alpha[i] = at[i]
+            F[i] = r[i]
+            s += at[i]
+        alpha[m] = -s
+        F[m] = 0.0
+        dual, primal, rel = gap_terms(y, alpha, F, invc)
+        k = istate[I_K]
+        active = _nonzeros(alpha)
+        kev = istate[I_KEVALS]  # spent to reach this iterate
+        if _decide(rec, row, istate, fstate, dual, primal, rel):
+            _record(rec, row, k, dual, primal, rel, 0.0, STEP_NONE, active, kev)
+            return row + 1
+        reduced_product(X, sq, Kc, istate, fstate, p, vbar, u, q, xj, col)
+        pq = 0.0
+        for i in range(m):
+            pq += p[i] * q[i]
+        a = fstate[F_RR1] / pq
+        rr = 0.0
+        sp = 0.0
+        for i in range(m):
+            at[i] += a * p[i]
+            r[i] -= a * q[i]
+            rr += r[i] * r[i]
+            sp += p[i]
+        # ||alpha_{k+1} - alpha_k|| = |a| ||(p; -1^T p)||.
+        pp = sp * sp
+        for i in range(m):
+            pp += p[i] * p[i]
+        beta = rr / fstate[F_RR1]
+        for i in range(m):
+            p[i] = r[i] + beta * p[i]
+        fstate[F_RR1] = rr
+        step = abs(a) * math.sqrt(pp)
+        _record(rec, row, k, dual, primal, rel, step, STEP_CG, active, kev)
+        istate[I_K] = k + 1
+    istate[I_STATUS] = STATUS_RUNNING
+    return rec.shape[0]
+
+
+@njit(cache=True, nogil=True)
+def smo_advance(X, sq, Kc, xj, y, alpha, F, ci, cj, istate, fstate, rec):
+    """SMO for the LS-SVM dual (Keerthi & Shevade 2003); see the module docstring.
+
+    State: ``alpha`` and ``F = y - Q alpha`` (start: 0 and y); ``ci, cj`` scratch for two
+    kernel columns. Pair: ``i = argmax F``; ``j = argmin F`` (``I_PAIR`` = 0) or
+    ``j = argmax_{F_k < F_i} (F_i - F_k)^2 / eta_ik`` (1, the second-order choice). Step
+    ``t = (F_i - F_j) / eta_ij``, ``eta_ij = K_ii + K_jj - 2 K_ij + 2 / C``. Returns rows
+    written."""
+    n = y.shape[0]
+    invc = fstate[F_INVC]
+    for row in range(rec.shape[0]):
+        dual, primal, rel = gap_terms(y, alpha, F, invc)
+        k = istate[I_K]
+        active = _nonzeros(alpha)
+        kev = istate[I_KEVALS]  # spent to reach this iterate
+        if _decide(rec, row, istate, fstate, dual, primal, rel):
+            _record(rec, row, k, dual, primal, rel, 0.0, STEP_NONE, active, kev)
+            return row + 1
+        i = 0
+        for t in range(1, n):
+            if F[t] > F[i]:
+                i = t
+        ki = _column(X, sq, Kc, istate, fstate, i, xj, ci)
+        j = -1
+        if istate[I_PAIR] == 0:
+            j = 0
+            for t in range(1, n):
+                if F[t] < F[j]:
+                    j = t
+        else:
+            best = -1.0
+            for t in range(n):
+                if F[t] < F[i]:
+                    eta = ki[i] + 1.0 - 2.0 * ki[t] + 2.0 * invc  # K_tt = 1 (Gaussian)
+                    gain = (F[i] - F[t]) ** 2 / eta
+                    if gain > best:
+                        best = gain
+                        j = t
+        if j < 0 or j == i:  # every F equal: optimal (the gap is 0 already)
+            istate[I_STATUS] = STATUS_CONVERGED
+            _record(rec, row, k, dual, primal, rel, 0.0, STEP_NONE, active, kev)
+            return row + 1
+        kj = _column(X, sq, Kc, istate, fstate, j, xj, cj)
+        eta = ki[i] + kj[j] - 2.0 * ki[j] + 2.0 * invc
+        step = (F[i] - F[j]) / eta
+        alpha[i] += step
+        alpha[j] -= step
+        for t in range(n):
+            F[t] -= step * (ki[t] - kj[t])
+        F[i] -= step * invc
+        F[j] += step * invc
+        istate[I_KEVALS] += 2 * n
+        _record(rec, row, k, dual, primal, rel, abs(step) * math.sqrt(2.0), STEP_SMO, active, kev)
+        istate[I_K] = k + 1
+    istate[I_STATUS] = STATUS_RUNNING
+    return rec.shape[0]
