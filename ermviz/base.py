@@ -163,6 +163,11 @@ class Problem(ABC):
         """Metrics on the dataset's test split (empty when it has none)."""
         return {}
 
+    def solution_summary(self, x: np.ndarray) -> dict[str, float]:
+        """Quantities of the solution ``x`` worth reporting beside the objective (e.g. a
+        bias recovered from dual variables); the CLI adds them to its JSON summary."""
+        return {}
+
     @classmethod
     def teachable(cls, n: int, p: int) -> bool:
         """Whether data of ``n`` samples and ``p`` features can give a problem the teaching

@@ -213,7 +213,9 @@ def _cmd_run(args: argparse.Namespace) -> int:
     for column in run.solver.summary_columns:  # a family's work counters
         value = float(last.get(column, float("nan")))
         result[column] = int(value) if value.is_integer() else value
-    result.update(run.solver.problem.test_metrics(run.solver.iterate()))
+    x = run.solver.iterate()
+    result.update(run.solver.problem.solution_summary(x))
+    result.update(run.solver.problem.test_metrics(x))
     if out is not None:
         from ermviz.io import write_frame_atomic
 

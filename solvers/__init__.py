@@ -16,5 +16,7 @@ Small pieces, each with one job:
 * :mod:`solvers.tufw`, :mod:`solvers.stochastic_fw`, :mod:`solvers.glm_fw_exact`: TUFW, its
   stochastic baselines, exact evaluation by replay and plain FW on l1-constrained GLMs,
   over :mod:`solvers.glm_losses` and :mod:`solvers.glm_fw_state`;
+* :mod:`solvers.lssvm`: LS-SVM with a Gaussian kernel: two-system CG, reduced CG and SMO;
+* :mod:`solvers.gram_cache`: an LRU cache of Gram columns for the SVM dual;
 * :mod:`solvers.tags`: integer codes for step types and kernel status.
 """

@@ -108,6 +108,28 @@ def _column(X, sq, Kc, istate, fstate, j, xj, col):
 
 
 @njit(cache=True)
+def lru_column(X, sq, inv2s, j, xj, now, cols, slot_of, atom_of, stamp):
+    """Slot of ``cols`` holding kernel column ``j``: computed on a miss into the least
+    recently used slot (LIBSVM's policy, Chang & Lin 2011), stamped ``now`` either way."""
+    slot = slot_of[j]
+    if slot >= 0:
+        stamp[slot] = now
+        return slot
+    slot = 0
+    for t in range(1, stamp.shape[0]):
+        if stamp[t] < stamp[slot]:
+            slot = t
+    old = atom_of[slot]
+    if old >= 0:
+        slot_of[old] = -1
+    kernel_column(X, sq, inv2s, j, xj, cols[slot])
+    atom_of[slot] = j
+    slot_of[j] = slot
+    stamp[slot] = now
+    return slot
+
+
+@njit(cache=True)
 def q_product(X, sq, Kc, istate, fstate, v, out, xj, col):
     """``out = Q v = K v + v / C``; counts one symmetric product (n (n + 1) / 2)."""
     n = v.shape[0]
@@ -141,6 +163,17 @@ def gap_terms(y, alpha, F, invc):
     dual = ya - 0.5 * aqa
     rel = gap / dual if dual > 0.0 else np.inf
     return dual, dual + gap, rel
+
+
+@njit(cache=True)
+def certificate_cost(y, alpha, F, invc, repeats):
+    """Run the per-row evaluation (:func:`gap_terms` and the active count) ``repeats``
+    times: the caller times it to discount the evaluation from solver time."""
+    acc = 0.0
+    for _ in range(repeats):
+        dual, _, _ = gap_terms(y, alpha, F, invc)
+        acc += dual + _nonzeros(alpha)
+    return acc
 
 
 @njit(cache=True)
@@ -329,16 +362,21 @@ def cg_reduced_advance(X, sq, Kc, xj, y, at, r, p, q, vbar, u, alpha, F, istate,
 
 
 @njit(cache=True, nogil=True)
-def smo_advance(X, sq, Kc, xj, y, alpha, F, ci, cj, istate, fstate, rec):
+def smo_advance(
+    X, sq, Kc, xj, y, alpha, F, ci, cj, cols, slot_of, atom_of, stamp, istate, fstate, rec
+):
     """SMO for the LS-SVM dual (Keerthi & Shevade 2003); see the module docstring.
 
     State: ``alpha`` and ``F = y - Q alpha`` (start: 0 and y); ``ci, cj`` scratch for two
     kernel columns. Pair: ``i = argmax F``; ``j = argmin F`` (``I_PAIR`` = 0) or
     ``j = argmax_{F_k < F_i} (F_i - F_k)^2 / eta_ik`` (1, the second-order choice). Step
     ``t = (F_i - F_j) / eta_ij``, ``eta_ij = K_ii + K_jj - 2 K_ij + 2 / C``. Returns rows
-    written."""
+    written. Without a cached matrix, columns come from the LRU cache ``cols, slot_of,
+    atom_of, stamp`` (:func:`lru_column`) when it has at least two slots, and are
+    recomputed otherwise."""
     n = y.shape[0]
     invc = fstate[F_INVC]
+    lru = istate[I_CACHED] == 0 and cols.shape[0] >= 2
     for row in range(rec.shape[0]):
         dual, primal, rel = gap_terms(y, alpha, F, invc)
         k = istate[I_K]
@@ -351,7 +389,12 @@ def smo_advance(X, sq, Kc, xj, y, alpha, F, ci, cj, istate, fstate, rec):
         for t in range(1, n):
             if F[t] > F[i]:
                 i = t
-        ki = _column(X, sq, Kc, istate, fstate, i, xj, ci)
+        if lru:
+            ki = cols[
+                lru_column(X, sq, fstate[F_INV2S], i, xj, 2 * k + 1, cols, slot_of, atom_of, stamp)
+            ]
+        else:
+            ki = _column(X, sq, Kc, istate, fstate, i, xj, ci)
         j = -1
         if istate[I_PAIR] == 0:
             j = 0
@@ -371,7 +414,12 @@ def smo_advance(X, sq, Kc, xj, y, alpha, F, ci, cj, istate, fstate, rec):
             istate[I_STATUS] = STATUS_CONVERGED
             _record(rec, row, k, dual, primal, rel, 0.0, STEP_NONE, active, kev)
             return row + 1
-        kj = _column(X, sq, Kc, istate, fstate, j, xj, cj)
+        if lru:
+            kj = cols[
+                lru_column(X, sq, fstate[F_INV2S], j, xj, 2 * k + 2, cols, slot_of, atom_of, stamp)
+            ]
+        else:
+            kj = _column(X, sq, Kc, istate, fstate, j, xj, cj)
         eta = ki[i] + kj[j] - 2.0 * ki[j] + 2.0 * invc
         step = (F[i] - F[j]) / eta
         alpha[i] += step

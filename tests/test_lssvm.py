@@ -144,6 +144,15 @@ def test_cached_and_on_the_fly_kernels_give_identical_iterates(method):
     rb, _ = b.advance(40, 10**9)
     np.testing.assert_array_equal(ra, rb)
     np.testing.assert_array_equal(a.iterate(), b.iterate())
+    if method == "smo":  # and with an LRU cache of 10 kernel columns (n = 120)
+        pb_lru = build_problem(
+            "lssvm", _random(n=120, seed=6), C=5.0, sigma2=3.0, kernel_cache_mb=0.01
+        )
+        c = build_solver(pb_lru, method, STEPS[method], {}, 1e-12)
+        assert not c.cached and c._cols.shape[0] == 10
+        rc, _ = c.advance(40, 10**9)
+        np.testing.assert_array_equal(ra, rc)
+        assert (c._slot_of >= 0).sum() == 10  # the cache filled and evicted
 
 
 def test_csr_input_gives_the_dense_solution():
@@ -173,3 +182,62 @@ def test_bad_settings_and_labels_are_clear_errors():
         build_problem("lssvm", reg, task="classification")
     pb = build_problem("lssvm", reg)  # auto: regression, sigma2 by the median heuristic
     assert pb.task == "regression" and pb.settings["sigma2"] > 0
+
+
+def test_a_kernel_matrix_that_never_fits_is_refused_for_cg_with_an_estimate():
+    from ermviz.errors import SettingError
+    from ermviz.registry import get_method
+
+    n = 80_000  # 48 GB of kernel matrix; on the fly, ~50 s per CG iteration
+    rng = np.random.default_rng(0)
+    ds = Dataset(name="big", X=rng.normal(size=(n, 2)), y=np.where(rng.random(n) < 0.5, -1.0, 1.0),
+                 task="binary", source="test")  # fmt: skip
+    pb = build_problem("lssvm", ds, sigma2=1.0)
+    notice = get_method("cg-reduced").advise(pb)[0]
+    assert "kernel_cache_mb=256" in notice and "s per iteration" in notice and "smo" in notice
+    with pytest.raises(SettingError, match=r"48,828 MB\) does not fit kernel_cache_mb=256") as err:
+        build_solver(pb, "cg-reduced", "cg", {}, 1e-6)
+    assert "use method smo" in str(err.value)
+    small = build_problem("lssvm", _random(n=50), sigma2=1.0, kernel_cache_mb=0.0)
+    assert get_method("cg-reduced").advise(small)  # on the fly, but allowed: a notice
+    build_solver(small, "cg-reduced", "cg", {}, 1e-6)
+
+
+def test_cli_summary_reports_d_the_relative_gap_kernel_evals_and_bias(capsys, real_data):
+    import json
+
+    from ermviz.cli import main
+
+    argv = ["run", "--dataset", "waveform", "--problem", "lssvm", "--C", "1"]
+    argv += ["--set", "sigma2=24.5325", "--method", "cg-reduced", "--tol", "1e-6", "--no-progress"]
+    assert main(argv) == 0
+    out = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
+    assert out["certificate_kind"] == "rel_duality_gap" and out["gap"] <= 1e-6
+    assert round(out["objective"], 3) == 55.415  # seed 004, Table 1: waveform, log10 C = 0
+    n = 400
+    assert out["kernel_evals"] == out["iterations"] * n * (n + 1) // 2
+    assert out["sigma2"] == 24.5325 and np.isfinite(out["bias"])
+    assert 0.5 < out["test_accuracy"] <= 1.0
+
+
+def test_the_dashboard_races_the_three_methods_to_the_same_d(real_data):
+    import time
+
+    from ermviz.app.model import DashboardModel
+
+    m = DashboardModel(notifier=lambda level, msg: None)
+    m.dataset = "waveform"
+    m.problem = "lssvm"
+    m.tol = 1e-8
+    assert [(s.method, s.step) for s in m.specs] == [
+        ("cg-reduced", "cg"),
+        ("cg-two-system", "cg"),
+        ("smo", "smo"),
+    ]
+    slots = m.start()
+    end = time.perf_counter() + 60
+    while not all(s.done for s in slots) and time.perf_counter() < end:
+        time.sleep(0.05)
+    assert all(s.status == "converged" for s in slots), [s.status for s in slots]
+    finals = [s.run.frame()["dual_objective"].iloc[-1] for s in slots]
+    np.testing.assert_allclose(finals, finals[0], rtol=1e-7)

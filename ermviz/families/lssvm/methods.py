@@ -14,16 +14,20 @@ in ``kernel_cache_mb`` (outside the timed region, like the paper's cache), other
 product or SMO column computes kernel values on the fly; both give identical iterates,
 and ``kernel_evals`` counts the paper's work measure either way (module docstring of
 :mod:`solvers.lssvm`). Every row carries the dual and primal objectives and the relative
-duality gap, computed in O(n) from the residual the method keeps anyway.
+duality gap, computed in O(n) from the residual the method keeps anyway; as the paper
+discounted the stopping rule's cost, the time of that evaluation (calibrated at set-up,
+O(n) per row) is reported as ``eval_seconds`` and left out of solver time.
 """
 
 from __future__ import annotations
 
+import time
 from typing import Any
 
 import numpy as np
 
 from ermviz.base import MethodSpec, Solver, StepRuleSpec
+from ermviz.errors import SettingError
 from ermviz.families.lssvm.problem import LssvmProblem
 from ermviz.settings import Setting
 from solvers import lssvm as k
@@ -51,12 +55,51 @@ STEP_RULES: dict[str, StepRuleSpec] = {
 }
 
 
+#: Seconds per kernel value computed on the fly, ``a + b p`` (measured on this project's
+#: 2-core AMD EPYC test machine: 1.6e-8 s at p = 22, 3.5e-8 s at p = 100); used only to
+#: warn before a run, so a factor of two either way does not matter.
+EVAL_SECONDS = (8e-9, 2.7e-10)
+#: A CG iteration on the fly longer than this is refused: pause and stop act between
+#: iterations, so the dashboard would stop answering for that long.
+MAX_ITERATION_SECONDS = 30.0
+
+
+def kernel_plan(problem: LssvmProblem, products: int) -> tuple[bool, float, float]:
+    """``(cached, matrix MB, estimated seconds per iteration)`` for a method that needs
+    ``products`` products with Q per iteration (on the fly: n^2 kernel values each)."""
+    n = problem.n
+    matrix_mb = 8.0 * n * n / 2**20
+    cached = matrix_mb <= float(problem.settings["kernel_cache_mb"])
+    per_eval = EVAL_SECONDS[0] + EVAL_SECONDS[1] * problem.p
+    seconds = 0.0 if cached else products * n * n * per_eval
+    return cached, matrix_mb, seconds
+
+
+def _advise(products: int):
+    def advise(problem: Any) -> list[str]:
+        cached, mb, seconds = kernel_plan(problem, products)
+        if cached or products == 0:
+            return []
+        return [
+            f"the {problem.n} x {problem.n} kernel matrix ({mb:,.0f} MB) exceeds "
+            f"kernel_cache_mb={problem.settings['kernel_cache_mb']:g}: every CG iteration "
+            f"computes it on the fly, about {seconds:.2g} s per iteration here (CG usually "
+            f"needs tens to hundreds); raise kernel_cache_mb to {mb * 1.05:,.0f} if memory "
+            "allows, or race smo, which needs two kernel columns per step"
+        ]
+
+    return advise
+
+
 class LssvmSolver(Solver):
     """Shared set-up of the three methods: kernel data, cache, state and record buffer."""
 
     columns = k.COLUMNS
     certificate_kind = "rel_duality_gap"
     summary_columns = ("kernel_evals",)
+    #: Products with Q per iteration (0: SMO, which needs two kernel columns).
+    products = 0
+    name = ""
 
     def __init__(self, problem: LssvmProblem, step: str, settings: dict[str, Any], tol: float):
         self.problem = problem
@@ -69,7 +112,16 @@ class LssvmSolver(Solver):
         self.fstate[k.F_INVC] = 1.0 / problem.C
         self.fstate[k.F_INV2S] = 1.0 / (2.0 * problem.sigma2)
         self.fstate[k.F_TOL] = float(tol)
-        self.cached = 8.0 * n * n <= float(problem.settings["kernel_cache_mb"]) * 2**20
+        self.cached, matrix_mb, seconds = kernel_plan(problem, self.products)
+        if seconds > MAX_ITERATION_SECONDS:
+            raise SettingError(
+                f"{self.name}: the {n} x {n} kernel matrix ({matrix_mb:,.0f} MB) "
+                f"does not fit kernel_cache_mb={problem.settings['kernel_cache_mb']:g}, and "
+                f"computing it on the fly would take about {seconds:,.0f} s per CG iteration "
+                f"(stop and pause act between iterations); set kernel_cache_mb >= "
+                f"{matrix_mb * 1.05:,.0f} if memory allows, use method smo, or subsample "
+                "the data"
+            )
         if self.cached:
             self._K = np.empty((n, n))
             k.gram(self._X, self._sq, self.fstate[k.F_INV2S], self._xj, self._K)
@@ -79,12 +131,32 @@ class LssvmSolver(Solver):
         self.alpha = np.zeros(n)
         self.F = problem.y.copy()
         self._rec = np.empty((256, len(self.columns)))
+        self._row_eval_s = self._calibrate()
+
+    def _cache_bytes(self) -> float:
+        return float(self.problem.settings["kernel_cache_mb"]) * 2**20
+
+    def _calibrate(self) -> float:
+        """Seconds of one row's certificate evaluation (O(n)), the best of a few timed
+        batches; the paper discounted the stopping rule's cost, so ``advance`` reports
+        rows x this as ``eval_seconds``, which the runner subtracts from solver time."""
+        y, invc = self.problem.y, self.fstate[k.F_INVC]
+        repeats = max(1, 200_000 // self.problem.n)
+        k.certificate_cost(y, self.alpha, self.F, invc, 1)  # compile or load
+        best = float("inf")
+        for _ in range(3):
+            t0 = time.perf_counter()
+            k.certificate_cost(y, self.alpha, self.F, invc, repeats)
+            best = min(best, (time.perf_counter() - t0) / repeats)
+        return best
 
     def advance(self, max_rows: int, stop_at: int) -> tuple[np.ndarray, int]:
         if max_rows > self._rec.shape[0]:
             self._rec = np.empty((max(max_rows, 2 * self._rec.shape[0]), len(self.columns)))
         self.istate[k.I_STOP_AT] = stop_at
         rows = self._call(self._rec[:max_rows])
+        self.eval_seconds += rows * self._row_eval_s
+        self.eval_cpu_seconds += rows * self._row_eval_s
         return self._rec[:rows], int(self.istate[k.I_STATUS])
 
     def _call(self, rec: np.ndarray) -> int:
@@ -100,6 +172,9 @@ class LssvmSolver(Solver):
 
 class TwoSystemCgSolver(LssvmSolver):
     """Suykens et al. (1999): ``Q eta = y`` and ``Q nu = 1`` by CG in lock-step."""
+
+    products = 2
+    name = "cg-two-system"
 
     def __init__(self, problem: LssvmProblem, step: str, settings: dict[str, Any], tol: float):
         super().__init__(problem, step, settings, tol)
@@ -130,6 +205,9 @@ class TwoSystemCgSolver(LssvmSolver):
 class ReducedCgSolver(LssvmSolver):
     """Chu, Ong & Keerthi (2005): one CG on the reduced system of order n - 1."""
 
+    products = 1
+    name = "cg-reduced"
+
     def __init__(self, problem: LssvmProblem, step: str, settings: dict[str, Any], tol: float):
         super().__init__(problem, step, settings, tol)
         n, y = problem.n, problem.y
@@ -157,13 +235,23 @@ class SmoSolver(LssvmSolver):
     def __init__(self, problem: LssvmProblem, step: str, settings: dict[str, Any], tol: float):
         super().__init__(problem, step, settings, tol)
         self.istate[k.I_PAIR] = k.PAIR_CODES[settings["pair"]]
-        self._ci, self._cj = np.zeros(problem.n), np.zeros(problem.n)
+        n = problem.n
+        self._ci, self._cj = np.zeros(n), np.zeros(n)
+        # Without the whole matrix, an LRU cache of kernel columns within kernel_cache_mb
+        # (LIBSVM's scheme): the columns SMO revisits are computed once while they fit.
+        slots = 0 if self.cached else min(n, int(self._cache_bytes() // (8 * n)))
+        slots = slots if slots >= 2 else 0
+        self._cols = np.zeros((slots, n))
+        self._slot_of = np.full(n, -1, dtype=np.int64)
+        self._atom_of = np.full(slots, -1, dtype=np.int64)
+        self._stamp = np.zeros(slots, dtype=np.int64)
         self._call(self._rec[:0])
 
     def _call(self, rec: np.ndarray) -> int:
         return k.smo_advance(
             self._X, self._sq, self._K, self._xj, self.problem.y, self.alpha, self.F,
-            self._ci, self._cj, self.istate, self.fstate, rec,
+            self._ci, self._cj, self._cols, self._slot_of, self._atom_of, self._stamp,
+            self.istate, self.fstate, rec,
         )  # fmt: skip
 
 
@@ -185,6 +273,7 @@ METHODS: dict[str, MethodSpec] = {
         (),
         REFERENCES["cg-two-system"],
         _build(TwoSystemCgSolver),
+        advise=_advise(2),
     ),
     "cg-reduced": MethodSpec(
         "cg-reduced",
@@ -195,6 +284,7 @@ METHODS: dict[str, MethodSpec] = {
         (),
         REFERENCES["cg-reduced"],
         _build(ReducedCgSolver),
+        advise=_advise(1),
     ),
     "smo": MethodSpec(
         "smo",

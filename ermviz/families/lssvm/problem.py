@@ -184,6 +184,11 @@ class LssvmProblem(Problem):
             out[s : s + BLOCK_ROWS] = gaussian_block(X[s : s + BLOCK_ROWS], self.X, self.sigma2) @ x
         return out + b
 
+    def solution_summary(self, x: np.ndarray) -> dict[str, float]:
+        """The bias ``b`` and the kernel width used (``sigma2``, from the heuristic when
+        the setting was 0)."""
+        return {"bias": self.bias(x), "sigma2": self.sigma2}
+
     def test_metrics(self, x: np.ndarray) -> dict[str, float]:
         ds = self.dataset
         if getattr(ds, "X_test", None) is None:
