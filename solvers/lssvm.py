@@ -77,17 +77,21 @@ PAIR_CODES = {"max-violating": 0, "second-order": 1}
 
 
 @njit(cache=True)
-def kernel_column(X, sq, inv2s, j, xj, out):
-    """``out[i] = exp(-||x_i - x_j||^2 inv2s)`` for every row i (one pass over ``X``).
-
-    ``xj`` is a zeroed scratch vector of length p; it is zero again on return.
-    """
+def kernel_column_from(X, sq, inv2s, j, start, xj, out):
+    """``out[i] = exp(-||x_i - x_j||^2 inv2s)`` for the rows ``i >= start`` (one pass over
+    those rows of ``X``); ``xj`` is a zeroed scratch vector of length p, zero on return."""
     row_axpy(X, j, 1.0, xj)
-    for i in range(n_rows(X)):
+    for i in range(start, n_rows(X)):
         d = sq[i] + sq[j] - 2.0 * row_dot_long(X, i, xj)
         out[i] = math.exp(-(d if d > 0.0 else 0.0) * inv2s)
     for t in range(xj.shape[0]):
         xj[t] = 0.0
+
+
+@njit(cache=True)
+def kernel_column(X, sq, inv2s, j, xj, out):
+    """The whole kernel column j into ``out`` (see :func:`kernel_column_from`)."""
+    kernel_column_from(X, sq, inv2s, j, 0, xj, out)
 
 
 @njit(cache=True, nogil=True)
@@ -131,15 +135,30 @@ def lru_column(X, sq, inv2s, j, xj, now, cols, slot_of, atom_of, stamp):
 
 @njit(cache=True)
 def q_product(X, sq, Kc, istate, fstate, v, out, xj, col):
-    """``out = Q v = K v + v / C``; counts one symmetric product (n (n + 1) / 2)."""
+    """``out = Q v = K v + v / C`` from the upper triangle of K only: entry ``K_ij``,
+    ``j >= i``, adds to both ``out_i`` and ``out_j``, so a product on the fly computes the
+    ``n (n + 1) / 2`` entries it counts, and the cached matrix is read in the same order
+    (identical results either way)."""
     n = v.shape[0]
     invc = fstate[F_INVC]
+    cached = istate[I_CACHED] != 0
     for i in range(n):
-        k = _column(X, sq, Kc, istate, fstate, i, xj, col)
-        acc = 0.0
-        for j in range(n):
-            acc += k[j] * v[j]
-        out[i] = acc + v[i] * invc
+        out[i] = 0.0
+    for i in range(n):
+        if cached:
+            k = Kc[i]
+        else:
+            kernel_column_from(X, sq, fstate[F_INV2S], i, i, xj, col)
+            k = col
+        vi = v[i]
+        acc = k[i] * vi
+        for j in range(i + 1, n):
+            kij = k[j]
+            acc += kij * v[j]
+            out[j] += kij * vi
+        out[i] += acc
+    for i in range(n):
+        out[i] += v[i] * invc
     istate[I_KEVALS] += n * (n + 1) // 2
 
 

@@ -188,14 +188,14 @@ def test_a_kernel_matrix_that_never_fits_is_refused_for_cg_with_an_estimate():
     from ermviz.errors import SettingError
     from ermviz.registry import get_method
 
-    n = 80_000  # 48 GB of kernel matrix; on the fly, ~50 s per CG iteration
+    n = 120_000  # 107 GB of kernel matrix; on the fly, ~60 s per CG iteration
     rng = np.random.default_rng(0)
     ds = Dataset(name="big", X=rng.normal(size=(n, 2)), y=np.where(rng.random(n) < 0.5, -1.0, 1.0),
                  task="binary", source="test")  # fmt: skip
     pb = build_problem("lssvm", ds, sigma2=1.0)
     notice = get_method("cg-reduced").advise(pb)[0]
     assert "kernel_cache_mb=256" in notice and "s per iteration" in notice and "smo" in notice
-    with pytest.raises(SettingError, match=r"48,828 MB\) does not fit kernel_cache_mb=256") as err:
+    with pytest.raises(SettingError, match=r"109,863 MB\) does not fit kernel_cache_mb=256") as err:
         build_solver(pb, "cg-reduced", "cg", {}, 1e-6)
     assert "use method smo" in str(err.value)
     small = build_problem("lssvm", _random(n=50), sigma2=1.0, kernel_cache_mb=0.0)

@@ -66,12 +66,13 @@ MAX_ITERATION_SECONDS = 30.0
 
 def kernel_plan(problem: LssvmProblem, products: int) -> tuple[bool, float, float]:
     """``(cached, matrix MB, estimated seconds per iteration)`` for a method that needs
-    ``products`` products with Q per iteration (on the fly: n^2 kernel values each)."""
+    ``products`` products with Q per iteration (on the fly: n (n + 1) / 2 kernel values
+    each)."""
     n = problem.n
     matrix_mb = 8.0 * n * n / 2**20
     cached = matrix_mb <= float(problem.settings["kernel_cache_mb"])
     per_eval = EVAL_SECONDS[0] + EVAL_SECONDS[1] * problem.p
-    seconds = 0.0 if cached else products * n * n * per_eval
+    seconds = 0.0 if cached else products * (n * (n + 1) / 2) * per_eval
     return cached, matrix_mb, seconds
 
 
@@ -83,9 +84,10 @@ def _advise(products: int):
         return [
             f"the {problem.n} x {problem.n} kernel matrix ({mb:,.0f} MB) exceeds "
             f"kernel_cache_mb={problem.settings['kernel_cache_mb']:g}: every CG iteration "
-            f"computes it on the fly, about {seconds:.2g} s per iteration here (CG usually "
-            f"needs tens to hundreds); raise kernel_cache_mb to {mb * 1.05:,.0f} if memory "
-            "allows, or race smo, which needs two kernel columns per step"
+            f"computes its upper triangle on the fly, about {seconds:.2g} s per iteration "
+            f"here (CG usually needs tens to hundreds); raise kernel_cache_mb to "
+            f"{mb * 1.05:,.0f} if memory allows, or race smo, which needs two kernel "
+            "columns per step"
         ]
 
     return advise
