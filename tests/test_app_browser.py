@@ -459,3 +459,37 @@ def test_results_tab_opens_a_typed_folder_and_shows_its_table(
     assert str(tmp_path) not in page.evaluate("() => window.location.href")
     ARTIFACTS.mkdir(exist_ok=True)
     page.screenshot(path=str(ARTIFACTS / "results-tab.png"), full_page=True)
+
+
+def test_the_three_ls_svm_methods_race_live(server: str, page: Page, real_data: str) -> None:
+    # banana (5300 x 2) with the kernel computed on the fly (kernel_cache_mb=0): each CG
+    # iteration takes a visible fraction of a second, so every curve grows while running.
+    runs = "&run=cg-reduced:cg&run=cg-two-system:cg&run=smo:smo"
+    _open(
+        page,
+        server + "?dataset=banana&problem=lssvm&p.C=100&p.sigma2=1.8221&p.kernel_cache_mb=0"
+        "&tol=1e-12&max_time=60" + runs,
+    )
+    page.locator("button", has_text="Start").first.click()
+    statuses = _wait(lambda: (s := _statuses(page)) and len(s) == 3 and s, 60, "three statuses")
+    run_ids = [s["id"] for s in statuses]
+    assert [s["label"] for s in statuses] == ["CG-REDUCED cg", "CG-TWO-SYSTEM cg", "SMO smo"]
+
+    def lengths_while_running() -> dict[str, int] | None:
+        s = _statuses(page)
+        lengths = page.evaluate(TRACE_LENGTHS_JS)
+        ok = all(x["status"] == "running" for x in s) and set(lengths) == set(run_ids)
+        return lengths if ok and all(lengths[r] > 0 for r in run_ids) else None
+
+    first = _wait(lengths_while_running, 60, "points on all three curves while running")
+    time.sleep(2.0)
+    second = lengths_while_running()
+    assert second is not None, "a run ended before the second read"
+    assert all(second[r] > first[r] for r in run_ids), (first, second)
+    page.locator("button", has_text="Stop").first.click()
+    final = _wait(
+        lambda: (s := _statuses(page)) and all(x["status"] != "running" for x in s) and s,
+        30,
+        "every run to leave 'running'",
+    )
+    assert all(x["rows"] > 1 for x in final)
