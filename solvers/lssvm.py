@@ -21,7 +21,10 @@ stopping rule ``P - D <= tol D``).
 
 Kernel evaluations (column ``kernel_evals``) are counted as the paper's work measure,
 whatever the cache serves: ``n (n + 1) / 2`` per product with the symmetric ``Q`` (the
-symmetric half), ``2 n`` per SMO iteration (its two kernel columns). Kernel values come
+symmetric half), ``2 n`` per SMO iteration (its two kernel columns). The column
+``kernel_computed`` counts the kernel values the iterations actually computed: 0 with the
+matrix cached (it is formed at set-up, outside the run), ``n (n + 1) / 2`` per product on
+the fly, ``n`` per column an SMO step fetches that is not in its LRU cache. Kernel values come
 either from a cached matrix or are computed on the fly in exactly the same arithmetic, so
 both give identical iterates.
 """
@@ -51,7 +54,8 @@ I_STATUS = 2
 I_KEVALS = 3  # kernel evaluations (the paper's count)
 I_CACHED = 4  # 1: the kernel matrix is in ``Kc``; 0: computed on the fly
 I_PAIR = 5  # SMO: 0 maximal violating pair, 1 second-order choice of j
-N_ISTATE = 6
+I_KCOMPUTED = 6  # kernel values actually computed by the iterations (cache misses)
+N_ISTATE = 7
 
 # Float state.
 F_INVC = 0  # 1 / C
@@ -72,6 +76,7 @@ COLUMNS = (
     "kernel_evals",
     "dual_objective",
     "primal_objective",
+    "kernel_computed",
 )
 PAIR_CODES = {"max-violating": 0, "second-order": 1}
 
@@ -108,11 +113,12 @@ def _column(X, sq, Kc, istate, fstate, j, xj, col):
     if istate[I_CACHED]:
         return Kc[j]
     kernel_column(X, sq, fstate[F_INV2S], j, xj, col)
+    istate[I_KCOMPUTED] += col.shape[0]
     return col
 
 
 @njit(cache=True)
-def lru_column(X, sq, inv2s, j, xj, now, cols, slot_of, atom_of, stamp):
+def lru_column(X, sq, inv2s, j, xj, now, cols, slot_of, atom_of, stamp, istate):
     """Slot of ``cols`` holding kernel column ``j``: computed on a miss into the least
     recently used slot (LIBSVM's policy, Chang & Lin 2011), stamped ``now`` either way."""
     slot = slot_of[j]
@@ -127,6 +133,7 @@ def lru_column(X, sq, inv2s, j, xj, now, cols, slot_of, atom_of, stamp):
     if old >= 0:
         slot_of[old] = -1
     kernel_column(X, sq, inv2s, j, xj, cols[slot])
+    istate[I_KCOMPUTED] += cols.shape[1]
     atom_of[slot] = j
     slot_of[j] = slot
     stamp[slot] = now
@@ -149,6 +156,7 @@ def q_product(X, sq, Kc, istate, fstate, v, out, xj, col):
             k = Kc[i]
         else:
             kernel_column_from(X, sq, fstate[F_INV2S], i, i, xj, col)
+            istate[I_KCOMPUTED] += n - i
             k = col
         vi = v[i]
         acc = k[i] * vi
@@ -196,7 +204,7 @@ def certificate_cost(y, alpha, F, invc, repeats):
 
 
 @njit(cache=True)
-def _record(rec, row, k, dual, primal, rel, step, kind, active, kevals):
+def _record(rec, row, k, dual, primal, rel, step, kind, active, kevals, computed):
     rec[row, 0] = k
     rec[row, 1] = dual
     rec[row, 2] = rel
@@ -206,6 +214,7 @@ def _record(rec, row, k, dual, primal, rel, step, kind, active, kevals):
     rec[row, 6] = kevals
     rec[row, 7] = dual
     rec[row, 8] = primal
+    rec[row, 9] = computed
 
 
 @njit(cache=True)
@@ -268,8 +277,9 @@ def cg_two_advance(
         k = istate[I_K]
         active = _nonzeros(alpha)
         kev = istate[I_KEVALS]  # spent to reach this iterate
+        kco = istate[I_KCOMPUTED]
         if _decide(rec, row, istate, fstate, dual, primal, rel):
-            _record(rec, row, k, dual, primal, rel, 0.0, STEP_NONE, active, kev)
+            _record(rec, row, k, dual, primal, rel, 0.0, STEP_NONE, active, kev, kco)
             return row + 1
         q_product(X, sq, Kc, istate, fstate, p1, q1, xj, col)
         q_product(X, sq, Kc, istate, fstate, p2, q2, xj, col)
@@ -306,7 +316,7 @@ def cg_two_advance(
         step = 0.0
         for i in range(n):
             step += (eta[i] - b * nu[i] - alpha[i]) ** 2
-        _record(rec, row, k, dual, primal, rel, math.sqrt(step), STEP_CG, active, kev)
+        _record(rec, row, k, dual, primal, rel, math.sqrt(step), STEP_CG, active, kev, kco)
         istate[I_K] = k + 1
     istate[I_STATUS] = STATUS_RUNNING
     return rec.shape[0]
@@ -350,8 +360,9 @@ def cg_reduced_advance(X, sq, Kc, xj, y, at, r, p, q, vbar, u, alpha, F, istate,
         k = istate[I_K]
         active = _nonzeros(alpha)
         kev = istate[I_KEVALS]  # spent to reach this iterate
+        kco = istate[I_KCOMPUTED]
         if _decide(rec, row, istate, fstate, dual, primal, rel):
-            _record(rec, row, k, dual, primal, rel, 0.0, STEP_NONE, active, kev)
+            _record(rec, row, k, dual, primal, rel, 0.0, STEP_NONE, active, kev, kco)
             return row + 1
         reduced_product(X, sq, Kc, istate, fstate, p, vbar, u, q, xj, col)
         pq = 0.0
@@ -374,7 +385,7 @@ def cg_reduced_advance(X, sq, Kc, xj, y, at, r, p, q, vbar, u, alpha, F, istate,
             p[i] = r[i] + beta * p[i]
         fstate[F_RR1] = rr
         step = abs(a) * math.sqrt(pp)
-        _record(rec, row, k, dual, primal, rel, step, STEP_CG, active, kev)
+        _record(rec, row, k, dual, primal, rel, step, STEP_CG, active, kev, kco)
         istate[I_K] = k + 1
     istate[I_STATUS] = STATUS_RUNNING
     return rec.shape[0]
@@ -401,8 +412,9 @@ def smo_advance(
         k = istate[I_K]
         active = _nonzeros(alpha)
         kev = istate[I_KEVALS]  # spent to reach this iterate
+        kco = istate[I_KCOMPUTED]
         if _decide(rec, row, istate, fstate, dual, primal, rel):
-            _record(rec, row, k, dual, primal, rel, 0.0, STEP_NONE, active, kev)
+            _record(rec, row, k, dual, primal, rel, 0.0, STEP_NONE, active, kev, kco)
             return row + 1
         i = 0
         for t in range(1, n):
@@ -410,7 +422,9 @@ def smo_advance(
                 i = t
         if lru:
             ki = cols[
-                lru_column(X, sq, fstate[F_INV2S], i, xj, 2 * k + 1, cols, slot_of, atom_of, stamp)
+                lru_column(
+                    X, sq, fstate[F_INV2S], i, xj, 2 * k + 1, cols, slot_of, atom_of, stamp, istate
+                )
             ]
         else:
             ki = _column(X, sq, Kc, istate, fstate, i, xj, ci)
@@ -431,11 +445,13 @@ def smo_advance(
                         j = t
         if j < 0 or j == i:  # every F equal: optimal (the gap is 0 already)
             istate[I_STATUS] = STATUS_CONVERGED
-            _record(rec, row, k, dual, primal, rel, 0.0, STEP_NONE, active, kev)
+            _record(rec, row, k, dual, primal, rel, 0.0, STEP_NONE, active, kev, kco)
             return row + 1
         if lru:
             kj = cols[
-                lru_column(X, sq, fstate[F_INV2S], j, xj, 2 * k + 2, cols, slot_of, atom_of, stamp)
+                lru_column(
+                    X, sq, fstate[F_INV2S], j, xj, 2 * k + 2, cols, slot_of, atom_of, stamp, istate
+                )
             ]
         else:
             kj = _column(X, sq, Kc, istate, fstate, j, xj, cj)
@@ -448,7 +464,9 @@ def smo_advance(
         F[i] -= step * invc
         F[j] += step * invc
         istate[I_KEVALS] += 2 * n
-        _record(rec, row, k, dual, primal, rel, abs(step) * math.sqrt(2.0), STEP_SMO, active, kev)
+        _record(
+            rec, row, k, dual, primal, rel, abs(step) * math.sqrt(2.0), STEP_SMO, active, kev, kco
+        )
         istate[I_K] = k + 1
     istate[I_STATUS] = STATUS_RUNNING
     return rec.shape[0]

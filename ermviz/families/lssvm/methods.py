@@ -98,7 +98,7 @@ class LssvmSolver(Solver):
 
     columns = k.COLUMNS
     certificate_kind = "rel_duality_gap"
-    summary_columns = ("kernel_evals",)
+    summary_columns = ("kernel_evals", "kernel_computed")
     #: Products with Q per iteration (0: SMO, which needs two kernel columns).
     products = 0
     name = ""
