@@ -39,6 +39,8 @@ import scipy.sparse as sp
 
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
+from bench_common import core_version, table  # noqa: E402
+
 os.environ.setdefault("ERMVIZ_DATA", str(REPO.parent / "shared" / "datasets"))
 os.environ.setdefault("ERMVIZ_OFFLINE", "1")
 
@@ -54,38 +56,6 @@ RADIUS = {"a1a": 10.0, "w1a": 10.0, "phishing": 30.0, "ijcnn1": 10.0}
 GAP = 1e-4
 REPEATS = 15
 ROUNDS = 3
-
-
-def core_version() -> str:
-    """Commit of the core measured (the repository changes while benchmarks run)."""
-    import subprocess
-
-    def git(*a: str) -> str:
-        r = subprocess.run(["git", "-C", str(REPO), *a], capture_output=True, text=True)
-        return r.stdout.strip()
-
-    dirty = git("status", "--porcelain", "--", "solvers", "ermviz")
-    return git("rev-parse", "--short", "HEAD") + (
-        " + uncommitted changes in solvers/ or ermviz/" if dirty else ""
-    )
-
-
-def table(headers: list[str], rows: list[list[object]]) -> str:
-    def cell(v: object) -> str:
-        if isinstance(v, float):
-            if math.isnan(v):
-                return "-"
-            if v != 0 and (abs(v) < 1e-3 or abs(v) >= 1e6):
-                return f"{v:.3e}"
-            return f"{v:.4g}"
-        return str(v)
-
-    cells = [[cell(v) for v in r] for r in rows]
-    widths = [max(len(h), *(len(r[i]) for r in cells)) for i, h in enumerate(headers)]
-    lines = ["  ".join(h.rjust(w) for h, w in zip(headers, widths, strict=True))]
-    lines.append("  ".join("-" * w for w in widths))
-    lines += ["  ".join(c.rjust(w) for c, w in zip(r, widths, strict=True)) for r in cells]
-    return "\n".join(lines)
 
 
 def problem(name: str, kind: str, **settings):

@@ -56,6 +56,17 @@ import scipy.sparse as sp  # noqa: E402
 
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
+from bench_common import core_version  # noqa: E402
+from bench_common import table as _table  # noqa: E402
+
+#: Files whose digests the header records (the code the figures depend on).
+LSSVM_CODE = ("solvers/lssvm.py", "ermviz/families/lssvm/methods.py")
+
+
+def table(headers: list[str], rows: list[list[object]]) -> str:
+    return _table(headers, rows, sci_digits=2)
+
+
 os.environ.setdefault("ERMVIZ_DATA", str(REPO.parent / "shared" / "datasets"))
 os.environ.setdefault("ERMVIZ_OFFLINE", "1")
 
@@ -71,45 +82,6 @@ CHUNK = 256  # rows per advance call: the solver's record buffer, never realloca
 
 
 # --------------------------------------------------------------------------- helpers
-def core_version() -> str:
-    """Commit of the core measured (the repository changes while benchmarks run)."""
-    import hashlib
-    import subprocess
-
-    def git(*a: str) -> str:
-        r = subprocess.run(["git", "-C", str(REPO), *a], capture_output=True, text=True)
-        return r.stdout.strip()
-
-    dirty = git("status", "--porcelain", "--", "solvers", "ermviz")
-    files = ("solvers/lssvm.py", "ermviz/families/lssvm/methods.py")
-    digest = ", ".join(
-        f"{f} sha256 {hashlib.sha256((REPO / f).read_bytes()).hexdigest()[:12]}" for f in files
-    )
-    return (
-        git("rev-parse", "--short", "HEAD")
-        + (" + uncommitted changes in solvers/ or ermviz/" if dirty else "")
-        + f" ({digest})"
-    )
-
-
-def table(headers: list[str], rows: list[list[object]]) -> str:
-    def cell(v: object) -> str:
-        if isinstance(v, float):
-            if math.isnan(v):
-                return "-"
-            if v != 0 and (abs(v) < 1e-3 or abs(v) >= 1e6):
-                return f"{v:.2e}"
-            return f"{v:.4g}"
-        return str(v)
-
-    cells = [[cell(v) for v in r] for r in rows]
-    widths = [max(len(h), *(len(r[i]) for r in cells)) for i, h in enumerate(headers)]
-    lines = ["  ".join(h.rjust(w) for h, w in zip(headers, widths, strict=True))]
-    lines.append("  ".join("-" * w for w in widths))
-    lines += ["  ".join(c.rjust(w) for c, w in zip(r, widths, strict=True)) for r in cells]
-    return "\n".join(lines)
-
-
 def numpy_kernel(X, sigma2: float) -> np.ndarray:
     """``K_ij = exp(-||x_i - x_j||^2 / (2 sigma2))`` with numpy: one BLAS ``X X^T``,
     then in place (the usual way to form a Gaussian kernel matrix with numpy)."""
@@ -331,7 +303,7 @@ def report(name, sizes, grid, extra, reps, note="") -> int:
         f" load average {tuple(round(x, 2) for x in os.getloadavg())}"
         + (f"; {note}" if note else "")
     )
-    print(f"core: {core_version()}")
+    print(f"core: {core_version(digests=('solvers/lssvm.py', 'ermviz/families/lssvm/methods.py'))}")
     import numba
     import sklearn
 

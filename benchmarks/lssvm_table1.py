@@ -58,7 +58,6 @@ import csv
 import math
 import os
 import shlex
-import subprocess
 import sys
 import tempfile
 import time
@@ -70,6 +69,8 @@ import numpy as np
 REPO = Path(__file__).resolve().parents[1]
 if str(REPO) not in sys.path:
     sys.path.insert(0, str(REPO))
+
+from bench_common import core_version  # noqa: E402
 
 from ermviz.data import Dataset, load_dataset  # noqa: E402
 from ermviz.registry import build_problem, build_solver  # noqa: E402
@@ -108,40 +109,13 @@ def emit(line: str = "") -> None:
     OUT.append(line)
 
 
+#: The code the figures depend on (flagged when it has uncommitted changes).
+LSSVM_CODE = ("solvers/lssvm.py", "solvers/linalg.py", "ermviz/families/lssvm", "ermviz/runner.py")
+
+
 def load_str() -> str:
     one, five, fifteen = os.getloadavg()
     return f"{one:.2f} {five:.2f} {fifteen:.2f}"
-
-
-def commit_info() -> str:
-    """The commit measured and whether the LS-SVM code differs from it (read-only git)."""
-    try:
-        head = subprocess.run(
-            ["git", "-C", str(REPO), "rev-parse", "--short", "HEAD"],
-            capture_output=True,
-            text=True,
-            check=True,
-        ).stdout.strip()
-        dirty = subprocess.run(
-            [
-                "git",
-                "-C",
-                str(REPO),
-                "status",
-                "--porcelain",
-                "--",
-                "solvers/lssvm.py",
-                "solvers/linalg.py",
-                "ermviz/families/lssvm",
-                "ermviz/runner.py",
-            ],
-            capture_output=True,
-            text=True,
-            check=True,
-        ).stdout.strip()
-    except (OSError, subprocess.CalledProcessError):
-        return "unknown (no git)"
-    return head + (" + uncommitted changes in the LS-SVM code or the runner" if dirty else "")
 
 
 # -- the paper's table ---------------------------------------------------------------------
@@ -949,7 +923,7 @@ def main(argv: list[str] | None = None) -> int:
         emit("LS-SVM: Chu, Ong & Keerthi (2005) Table 1 (seed 004) and its scale test")
         emit(f"benchmarks/lssvm_table1.py {shlex.join(sys.argv[1:] if argv is None else argv)}")
         emit(
-            f"started {time.strftime('%Y-%m-%d %H:%M:%S')}; commit {commit_info()}; "
+            f"started {time.strftime('%Y-%m-%d %H:%M:%S')}; commit {core_version(LSSVM_CODE)}; "
             f"numpy {np.__version__}, scipy {scipy.__version__}, numba {numba.__version__}"
         )
         emit(

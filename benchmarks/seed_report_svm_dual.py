@@ -23,7 +23,6 @@ are the student's machine and are printed for reference only, never compared.
 from __future__ import annotations
 
 import argparse
-import math
 import os
 import sys
 import time
@@ -33,6 +32,14 @@ import numpy as np
 
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
+from bench_common import core_version  # noqa: E402
+from bench_common import table as _table  # noqa: E402
+
+
+def table(headers: list[str], rows: list[list[object]]) -> str:
+    return _table(headers, rows, sci_above=1e5, digits=5)
+
+
 os.environ.setdefault("ERMVIZ_DATA", str(REPO.parent / "shared" / "datasets"))
 os.environ.setdefault("ERMVIZ_OFFLINE", "1")
 
@@ -85,40 +92,6 @@ REPORT_KEY = {
 }
 DATASETS = ("breast-cancer", "breast-cancer_scale", "phishing", "skin_nonskin")
 ORDER_FACTOR = 10.0  # "same order": ours / report within [1/10, 10]
-
-
-def core_version() -> str:
-    """Commit of the core measured (the repository changes while benchmarks run)."""
-    import subprocess
-
-    def git(*a: str) -> str:
-        r = subprocess.run(["git", "-C", str(REPO), *a], capture_output=True, text=True)
-        return r.stdout.strip()
-
-    dirty = git("status", "--porcelain", "--", "solvers", "ermviz")
-    return git("rev-parse", "--short", "HEAD") + (
-        " + uncommitted changes in solvers/ or ermviz/" if dirty else ""
-    )
-
-
-def table(headers: list[str], rows: list[list[object]]) -> str:
-    """Plain-text table, right-aligned columns."""
-
-    def cell(v: object) -> str:
-        if isinstance(v, float):
-            if math.isnan(v):
-                return "-"
-            if v != 0 and (abs(v) < 1e-3 or abs(v) >= 1e5):
-                return f"{v:.3e}"
-            return f"{v:.5g}"
-        return str(v)
-
-    cells = [[cell(v) for v in r] for r in rows]
-    widths = [max(len(h), *(len(r[i]) for r in cells)) for i, h in enumerate(headers)]
-    lines = ["  ".join(h.rjust(w) for h, w in zip(headers, widths, strict=True))]
-    lines.append("  ".join("-" * w for w in widths))
-    lines += ["  ".join(c.rjust(w) for c, w in zip(r, widths, strict=True)) for r in cells]
-    return "\n".join(lines)
 
 
 def config(dataset: str, method: str, step: str, seed: int, max_time: float, max_iter: int):

@@ -38,6 +38,8 @@ import tempfile
 import time
 from pathlib import Path
 
+from bench_common import core_version
+
 REPO = Path(__file__).resolve().parent.parent
 SOLVERS = REPO / "solvers"
 PYTHON = sys.executable
@@ -111,20 +113,6 @@ marks["end"] = time.time()
 sys.stderr.write("STARTUP-MARKS " + json.dumps(marks) + "\n")
 sys.exit(rc)
 """
-
-
-def core_version() -> str:
-    """Commit of the core measured (the repository changes while benchmarks run)."""
-    import subprocess
-
-    def git(*a: str) -> str:
-        r = subprocess.run(["git", "-C", str(REPO), *a], capture_output=True, text=True)
-        return r.stdout.strip()
-
-    dirty = git("status", "--porcelain", "--", "solvers", "ermviz")
-    return git("rev-parse", "--short", "HEAD") + (
-        " + uncommitted changes in solvers/ or ermviz/" if dirty else ""
-    )
 
 
 PROFILED = (

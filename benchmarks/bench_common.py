@@ -1,0 +1,69 @@
+"""Helpers every benchmark script shares: the commit measured and plain-text tables.
+
+The scripts run as ``python benchmarks/<name>.py``, so this folder is on ``sys.path`` and
+they import this module as ``bench_common``.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import math
+import subprocess
+from collections.abc import Sequence
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parent.parent
+
+
+def core_version(paths: Sequence[str] = ("solvers", "ermviz"), digests: Sequence[str] = ()) -> str:
+    """Commit of the core measured (the repository changes while benchmarks run), flagged
+    when ``paths`` hold uncommitted changes, with sha256 prefixes of the ``digests`` files."""
+
+    def git(*a: str) -> str:
+        try:
+            r = subprocess.run(["git", "-C", str(REPO), *a], capture_output=True, text=True)
+        except OSError:
+            return ""
+        return r.stdout.strip()
+
+    head = git("rev-parse", "--short", "HEAD") or "unknown (no git)"
+    dirty = git("status", "--porcelain", "--", *paths)
+    out = head + (f" + uncommitted changes in {', '.join(paths)}" if dirty else "")
+    if digests:
+        out += (
+            " ("
+            + ", ".join(
+                f"{f} sha256 {hashlib.sha256((REPO / f).read_bytes()).hexdigest()[:12]}"
+                for f in digests
+            )
+            + ")"
+        )
+    return out
+
+
+def table(
+    headers: list[str],
+    rows: list[list[object]],
+    *,
+    sci_above: float = 1e6,
+    digits: int = 4,
+    sci_digits: int = 3,
+) -> str:
+    """Plain-text table, right-aligned columns; floats below 1e-3 or at least
+    ``sci_above`` in magnitude in scientific notation, NaN as ``-``."""
+
+    def cell(v: object) -> str:
+        if isinstance(v, float):
+            if math.isnan(v):
+                return "-"
+            if v != 0 and (abs(v) < 1e-3 or abs(v) >= sci_above):
+                return f"{v:.{sci_digits}e}"
+            return f"{v:.{digits}g}"
+        return str(v)
+
+    cells = [[cell(v) for v in r] for r in rows]
+    widths = [max(len(h), *(len(r[i]) for r in cells)) for i, h in enumerate(headers)]
+    lines = ["  ".join(h.rjust(w) for h, w in zip(headers, widths, strict=True))]
+    lines.append("  ".join("-" * w for w in widths))
+    lines += ["  ".join(c.rjust(w) for c, w in zip(r, widths, strict=True)) for r in cells]
+    return "\n".join(lines)
