@@ -56,9 +56,10 @@ def gram_column(X, y, j, xj, out):
 
 
 @njit(cache=True)
-def cached_column(X, y, j, now, cols, slot_of, atom_of, stamp, xj):
-    """Slot of ``cols`` holding column ``j`` (computed on a miss, evicting the least
-    recently used slot); ``now`` > 0 stamps it. Returns (slot, 1 if it was computed)."""
+def lru_slot(j, now, slot_of, atom_of, stamp):
+    """The slot for column ``j`` and 1 if it must be (re)computed into it: the slot already
+    holding ``j``, or the least recently used one, handed over to ``j``. ``now`` > 0
+    stamps it. Shared by every column cache of the kernels (here and :mod:`solvers.lssvm`)."""
     slot = slot_of[j]
     if slot >= 0:
         stamp[slot] = now
@@ -70,8 +71,17 @@ def cached_column(X, y, j, now, cols, slot_of, atom_of, stamp, xj):
     old = atom_of[slot]
     if old >= 0:
         slot_of[old] = -1
-    gram_column(X, y, j, xj, cols[slot])
     atom_of[slot] = j
     slot_of[j] = slot
     stamp[slot] = now
     return slot, 1
+
+
+@njit(cache=True)
+def cached_column(X, y, j, now, cols, slot_of, atom_of, stamp, xj):
+    """Slot of ``cols`` holding column ``j`` (computed on a miss, evicting the least
+    recently used slot); ``now`` > 0 stamps it. Returns (slot, 1 if it was computed)."""
+    slot, miss = lru_slot(j, now, slot_of, atom_of, stamp)
+    if miss:
+        gram_column(X, y, j, xj, cols[slot])
+    return slot, miss

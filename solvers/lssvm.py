@@ -36,6 +36,7 @@ import math
 import numpy as np
 from numba import njit
 
+from solvers.gram_cache import lru_slot
 from solvers.linalg import n_rows, row_axpy, row_dot_long
 from solvers.tags import (
     STATUS_CONVERGED,
@@ -120,23 +121,12 @@ def _column(X, sq, Kc, istate, fstate, j, xj, col):
 @njit(cache=True)
 def lru_column(X, sq, inv2s, j, xj, now, cols, slot_of, atom_of, stamp, istate):
     """Slot of ``cols`` holding kernel column ``j``: computed on a miss into the least
-    recently used slot (LIBSVM's policy, Chang & Lin 2011), stamped ``now`` either way."""
-    slot = slot_of[j]
-    if slot >= 0:
-        stamp[slot] = now
-        return slot
-    slot = 0
-    for t in range(1, stamp.shape[0]):
-        if stamp[t] < stamp[slot]:
-            slot = t
-    old = atom_of[slot]
-    if old >= 0:
-        slot_of[old] = -1
-    kernel_column(X, sq, inv2s, j, xj, cols[slot])
-    istate[I_KCOMPUTED] += cols.shape[1]
-    atom_of[slot] = j
-    slot_of[j] = slot
-    stamp[slot] = now
+    recently used slot (LIBSVM's policy, Chang & Lin 2011; :func:`solvers.gram_cache.lru_slot`),
+    stamped ``now`` either way."""
+    slot, miss = lru_slot(j, now, slot_of, atom_of, stamp)
+    if miss:
+        kernel_column(X, sq, inv2s, j, xj, cols[slot])
+        istate[I_KCOMPUTED] += cols.shape[1]
     return slot
 
 
@@ -204,22 +194,20 @@ def certificate_cost(y, alpha, F, invc, repeats):
 
 
 @njit(cache=True)
-def _record(rec, row, k, dual, primal, rel, step, kind, active, kevals, computed):
-    rec[row, 0] = k
+def _open_row(rec, row, y, alpha, F, istate, fstate):
+    """Record the current iterate in ``rec[row]`` (k, D, gap, counters; no step yet) and
+    decide: True when the run ends at this row (converged, non-finite, or the stop)."""
+    dual, primal, rel = gap_terms(y, alpha, F, fstate[F_INVC])
+    rec[row, 0] = istate[I_K]
     rec[row, 1] = dual
     rec[row, 2] = rel
-    rec[row, 3] = step
-    rec[row, 4] = kind
-    rec[row, 5] = active
-    rec[row, 6] = kevals
+    rec[row, 3] = 0.0
+    rec[row, 4] = STEP_NONE
+    rec[row, 5] = _nonzeros(alpha)
+    rec[row, 6] = istate[I_KEVALS]  # spent to reach this iterate
     rec[row, 7] = dual
     rec[row, 8] = primal
-    rec[row, 9] = computed
-
-
-@njit(cache=True)
-def _decide(rec, row, istate, fstate, dual, primal, rel):
-    """Status after recording the current iterate: converged, non-finite, stop, or go."""
+    rec[row, 9] = istate[I_KCOMPUTED]
     if not (math.isfinite(dual) and math.isfinite(primal)):
         istate[I_STATUS] = STATUS_NONFINITE
         return True
@@ -230,6 +218,14 @@ def _decide(rec, row, istate, fstate, dual, primal, rel):
         istate[I_STATUS] = STATUS_MAX_ITER
         return True
     return False
+
+
+@njit(cache=True)
+def _close_row(rec, row, step, kind, istate):
+    """The step taken from the row's iterate; the next iterate is the current one."""
+    rec[row, 3] = step
+    rec[row, 4] = kind
+    istate[I_K] += 1
 
 
 @njit(cache=True)
@@ -270,16 +266,9 @@ def cg_two_advance(
     """
     n = y.shape[0]
     col = np.empty(n)
-    invc = fstate[F_INVC]
     for row in range(rec.shape[0]):
         _combine(eta, nu, r1, r2, alpha, F)
-        dual, primal, rel = gap_terms(y, alpha, F, invc)
-        k = istate[I_K]
-        active = _nonzeros(alpha)
-        kev = istate[I_KEVALS]  # spent to reach this iterate
-        kco = istate[I_KCOMPUTED]
-        if _decide(rec, row, istate, fstate, dual, primal, rel):
-            _record(rec, row, k, dual, primal, rel, 0.0, STEP_NONE, active, kev, kco)
+        if _open_row(rec, row, y, alpha, F, istate, fstate):
             return row + 1
         q_product(X, sq, Kc, istate, fstate, p1, q1, xj, col)
         q_product(X, sq, Kc, istate, fstate, p2, q2, xj, col)
@@ -316,8 +305,7 @@ def cg_two_advance(
         step = 0.0
         for i in range(n):
             step += (eta[i] - b * nu[i] - alpha[i]) ** 2
-        _record(rec, row, k, dual, primal, rel, math.sqrt(step), STEP_CG, active, kev, kco)
-        istate[I_K] = k + 1
+        _close_row(rec, row, math.sqrt(step), STEP_CG, istate)
     istate[I_STATUS] = STATUS_RUNNING
     return rec.shape[0]
 
@@ -347,7 +335,6 @@ def cg_reduced_advance(X, sq, Kc, xj, y, at, r, p, q, vbar, u, alpha, F, istate,
     n = y.shape[0]
     m = n - 1
     col = np.empty(n)
-    invc = fstate[F_INVC]
     for row in range(rec.shape[0]):
         s = 0.0
         for i in range(m):
@@ -356,13 +343,7 @@ def cg_reduced_advance(X, sq, Kc, xj, y, at, r, p, q, vbar, u, alpha, F, istate,
             s += at[i]
         alpha[m] = -s
         F[m] = 0.0
-        dual, primal, rel = gap_terms(y, alpha, F, invc)
-        k = istate[I_K]
-        active = _nonzeros(alpha)
-        kev = istate[I_KEVALS]  # spent to reach this iterate
-        kco = istate[I_KCOMPUTED]
-        if _decide(rec, row, istate, fstate, dual, primal, rel):
-            _record(rec, row, k, dual, primal, rel, 0.0, STEP_NONE, active, kev, kco)
+        if _open_row(rec, row, y, alpha, F, istate, fstate):
             return row + 1
         reduced_product(X, sq, Kc, istate, fstate, p, vbar, u, q, xj, col)
         pq = 0.0
@@ -385,8 +366,7 @@ def cg_reduced_advance(X, sq, Kc, xj, y, at, r, p, q, vbar, u, alpha, F, istate,
             p[i] = r[i] + beta * p[i]
         fstate[F_RR1] = rr
         step = abs(a) * math.sqrt(pp)
-        _record(rec, row, k, dual, primal, rel, step, STEP_CG, active, kev, kco)
-        istate[I_K] = k + 1
+        _close_row(rec, row, step, STEP_CG, istate)
     istate[I_STATUS] = STATUS_RUNNING
     return rec.shape[0]
 
@@ -408,14 +388,9 @@ def smo_advance(
     invc = fstate[F_INVC]
     lru = istate[I_CACHED] == 0 and cols.shape[0] >= 2
     for row in range(rec.shape[0]):
-        dual, primal, rel = gap_terms(y, alpha, F, invc)
-        k = istate[I_K]
-        active = _nonzeros(alpha)
-        kev = istate[I_KEVALS]  # spent to reach this iterate
-        kco = istate[I_KCOMPUTED]
-        if _decide(rec, row, istate, fstate, dual, primal, rel):
-            _record(rec, row, k, dual, primal, rel, 0.0, STEP_NONE, active, kev, kco)
+        if _open_row(rec, row, y, alpha, F, istate, fstate):
             return row + 1
+        k = istate[I_K]
         i = 0
         for t in range(1, n):
             if F[t] > F[i]:
@@ -445,7 +420,6 @@ def smo_advance(
                         j = t
         if j < 0 or j == i:  # every F equal: optimal (the gap is 0 already)
             istate[I_STATUS] = STATUS_CONVERGED
-            _record(rec, row, k, dual, primal, rel, 0.0, STEP_NONE, active, kev, kco)
             return row + 1
         if lru:
             kj = cols[
@@ -464,9 +438,6 @@ def smo_advance(
         F[i] -= step * invc
         F[j] += step * invc
         istate[I_KEVALS] += 2 * n
-        _record(
-            rec, row, k, dual, primal, rel, abs(step) * math.sqrt(2.0), STEP_SMO, active, kev, kco
-        )
-        istate[I_K] = k + 1
+        _close_row(rec, row, abs(step) * math.sqrt(2.0), STEP_SMO, istate)
     istate[I_STATUS] = STATUS_RUNNING
     return rec.shape[0]

@@ -22,6 +22,7 @@ O(n) per row) is reported as ``eval_seconds`` and left out of solver time.
 from __future__ import annotations
 
 import time
+from abc import abstractmethod
 from typing import Any
 
 import numpy as np
@@ -161,8 +162,9 @@ class LssvmSolver(Solver):
         self.eval_cpu_seconds += rows * self._row_eval_s
         return self._rec[:rows], int(self.istate[k.I_STATUS])
 
+    @abstractmethod
     def _call(self, rec: np.ndarray) -> int:
-        raise NotImplementedError  # each method binds its kernel
+        """Run the method's kernel into ``rec``; returns the rows written."""
 
     def iterate(self) -> np.ndarray:
         return self.alpha.copy()
