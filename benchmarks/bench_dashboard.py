@@ -19,7 +19,10 @@ same 2 cores here, so this separates the server's own overhead from the browser'
 repainting (which, on a real set-up, runs on the user's machine).
 
 Usage: ``.venv/bin/python benchmarks/bench_dashboard.py [--pairs 3] [--max-time 4]``
-(needs /usr/bin/chromium and the playwright package).
+(needs /usr/bin/chromium and the playwright package). ``--race lssvm`` measures the same
+on the three LS-SVM methods on banana with the Teaching view's live decision boundaries
+on screen (needs ``ERMVIZ_DATA``); iterations are summed over the runs, so SMO's many
+cheap ones dominate the rate.
 """
 
 from __future__ import annotations
@@ -95,9 +98,25 @@ def rate(iterations: list[int], seconds: list[float]) -> float:
     return sum(iterations) / sum(seconds)
 
 
-def headless(max_time: float) -> tuple[float, float]:
+#: The races (URL query without max_time) and the tab shown while they go.
+RACES = {
+    "fw": ("dataset=wdbc", "Race"),
+    # LS-SVM on banana's 5300 points (kernel matrix cached), the Teaching view open: each
+    # run's decision boundary redrawn live (ermviz/app/boundary.py). Needs ERMVIZ_DATA.
+    "lssvm": (
+        "dataset=banana&problem=lssvm&p.C=100&p.sigma2=1.8221&tol=1e-14"
+        "&run=cg-reduced:cg&run=cg-two-system:cg&run=smo:smo",
+        "Teaching view",
+    ),
+}
+
+
+def headless(max_time: float, query: str = RACES["fw"][0]) -> tuple[float, float]:
     """(iterations per wall second, per solver-thread CPU second) of the race, no page."""
+    from ermviz.app import urlstate
+
     model = DashboardModel(notifier=lambda level, msg: None)
+    urlstate.load(model, f"?{query}", report=False)
     model.max_time = max_time
     slots = model.start()
     for slot in slots:
@@ -167,15 +186,18 @@ def renice_browser(niceness: int) -> None:
 
 
 def browser_race(
-    browser, url: str, max_time: float, nice: bool = False
+    browser, url: str, max_time: float, nice: bool = False, race: str = "fw"
 ) -> tuple[float, float, object]:
     """One race in the page: ((iterations per wall second, per CPU second of the solver
     threads), from the CSV export; first-point delay; page)."""
-    page = open_page(browser, f"{url}?dataset=wdbc&max_time={max_time:g}")
+    query, tab = RACES[race]
+    page = open_page(browser, f"{url}?{query}&max_time={max_time:g}")
     if nice:
         renice_browser(NICE)
     page.evaluate(FIRST_POINT_JS)
     page.locator("button", has_text="Start").first.click()
+    if tab != "Race":
+        page.get_by_text(tab, exact=True).first.click()
     wait_finished(page, max_time * 4 + 60)
     delay = page.evaluate("() => (window.__t_first - window.__t_click) / 1000")
     page.get_by_text("Export", exact=True).first.click()
@@ -192,7 +214,15 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--pairs", type=int, default=3, help="headless/browser race pairs")
     parser.add_argument("--max-time", type=float, default=4.0, help="solver seconds per run")
+    parser.add_argument(
+        "--race",
+        choices=sorted(RACES),
+        default="fw",
+        help="fw: FW/AFW/PFW on wdbc (race tab); lssvm: the three LS-SVM methods on banana "
+        "with the Teaching view's live decision boundaries",
+    )
     args = parser.parse_args()
+    query = RACES[args.race][0]
     if not Path(CHROMIUM).exists():
         print(f"needs {CHROMIUM}", file=sys.stderr)
         return 2
@@ -238,19 +268,19 @@ def main() -> int:
                 print("the server did not start", file=sys.stderr)
                 return 1
             time.sleep(0.5)
-        headless(0.5)  # loads the kernels in this process too
+        headless(0.5, query)  # loads the kernels in this process too
         with sync_playwright() as p:
             browser = p.chromium.launch(executable_path=CHROMIUM, args=ARGS)
             rates_headless, rates_browser, rates_niced, delays = [], [], [], []
             cpu_headless, cpu_browser = [], []
             page = None
             for k in range(args.pairs):
-                r, c = headless(args.max_time)
+                r, c = headless(args.max_time, query)
                 rates_headless.append(r)
                 cpu_headless.append(c)
                 if page is not None:
                     page.close()
-                (r, c), d, page = browser_race(browser, url, args.max_time)
+                (r, c), d, page = browser_race(browser, url, args.max_time, race=args.race)
                 rates_browser.append(r)
                 cpu_browser.append(c)
                 delays.append(d)
@@ -268,13 +298,15 @@ def main() -> int:
             browser = p.chromium.launch(executable_path=CHROMIUM, args=ARGS)
             for _ in range(args.pairs):
                 try:
-                    (r, _), _, page = browser_race(browser, url, args.max_time, nice=True)
+                    (r, _), _, page = browser_race(
+                        browser, url, args.max_time, nice=True, race=args.race
+                    )
                 except PlaywrightError as exc:  # a starved low-priority browser may time out
                     print(f"(1b) one race skipped: {str(exc).splitlines()[0]}", file=sys.stderr)
                     continue
                 rates_niced.append(r)
                 page.close()
-                r, c = headless(args.max_time)
+                r, c = headless(args.max_time, query)
                 rates_headless.append(r)
                 cpu_headless.append(c)
             browser.close()
@@ -289,7 +321,8 @@ def main() -> int:
     idle = 100.0 * (c1 - c0) / (t1 - t0)
     print(f"machine: {os.cpu_count()} cores, load average {os.getloadavg()[0]:.2f} at the end")
     print(
-        f"(1) iterations/s, 3-run race, max_time={args.max_time:g} s: headless "
+        f"(1) iterations/s, 3-run race ({args.race}: {RACES[args.race][1]} tab shown), "
+        f"max_time={args.max_time:g} s: headless "
         f"{h:,.0f} (runs: {', '.join(f'{x:,.0f}' for x in rates_headless)}), browser "
         f"streaming {b:,.0f} (runs: {', '.join(f'{x:,.0f}' for x in rates_browser)}) -> "
         f"{100 * b / h:.1f} % of headless [target >= 90 %]"

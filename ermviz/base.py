@@ -20,7 +20,7 @@ import numpy as np
 from ermviz.settings import Setting, resolve_settings
 
 if TYPE_CHECKING:
-    from ermviz.geometry import Geometry
+    from ermviz.geometry import DecisionPlane, Geometry
 
 
 class Solver(ABC):
@@ -74,6 +74,11 @@ class Solver(ABC):
     def active_weights(self) -> np.ndarray:
         """A copy of the active-set weights (one per atom); empty if the method has none."""
         return np.zeros(0)
+
+    def decision_state(self) -> Any:
+        """What the problem's :meth:`Problem.decision_plane` needs to evaluate the current
+        model (cheap; read from the dashboard while the run goes); None by default."""
+        return None
 
     @property
     @abstractmethod
@@ -129,6 +134,10 @@ class Problem(ABC):
     #: The comparison worth racing on this problem, as ``(method, step rule)`` pairs: what
     #: the dashboard's race becomes when the user switches to this problem.
     default_race: ClassVar[tuple[tuple[str, str], ...]] = ()
+    #: Work counters every method of this problem records, as ``(trace column, label)``:
+    #: the dashboard's iteration plots can use one as their x axis (e.g. kernel
+    #: evaluations, which the LS-SVM papers compare methods by).
+    work_axes: ClassVar[tuple[tuple[str, str], ...]] = ()
 
     dataset: Any
     settings: dict[str, Any] = field(default_factory=dict)
@@ -177,6 +186,18 @@ class Problem(ABC):
     def teaching_geometry(self) -> Geometry | None:
         """How the dashboard's teaching view draws this problem's feasible set
         (:mod:`ermviz.geometry`), or None when it is not drawn (the default)."""
+        return None
+
+    @classmethod
+    def draws_plane(cls, n: int, p: int) -> bool:
+        """Whether data of ``n`` samples and ``p`` features can give a problem whose
+        decision function the teaching view draws in the plane (cheap, before loading)."""
+        return False
+
+    def decision_plane(self) -> DecisionPlane | None:
+        """The classifier in the plane (:class:`ermviz.geometry.DecisionPlane`) that the
+        teaching view draws live from each solver's ``decision_state()``; None (the
+        default) when it is not drawn."""
         return None
 
 

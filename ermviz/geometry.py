@@ -147,3 +147,47 @@ def l1_ball_geometry(p: int, radius: float) -> Geometry | None:
         [0, 2, 1, 3],
         radius=r,
     )
+
+
+@dataclass
+class DecisionPlane:
+    """A classifier on data with two features, as the teaching view draws it while a run
+    goes: the training points (sized by their weight in the model) over the sign of the
+    decision function on a grid, and its zero level (the decision boundary).
+
+    Attributes
+    ----------
+    points : ndarray of shape (n, 2)
+        The training points.
+    labels : ndarray of shape (n,)
+        Their labels, -1 or +1.
+    values : callable ``(grid, state) -> ndarray of shape (m,)``
+        The decision function at the rows of ``grid`` (m, 2) for a solver's
+        ``decision_state()``.
+    weights : callable ``state -> ndarray of shape (n,)``
+        Each point's weight in the model (e.g. ``|alpha_i|``), drawn as its size.
+    title : str
+    """
+
+    points: np.ndarray
+    labels: np.ndarray
+    values: Any
+    weights: Any
+    title: str = ""
+
+    def window(self, pad: float = 0.08) -> tuple[float, float, float, float]:
+        """``(x0, x1, y0, y1)``: the points' bounding box, padded by ``pad`` of its size."""
+        lo = self.points.min(axis=0)
+        hi = self.points.max(axis=0)
+        span = np.maximum(hi - lo, 1e-12)
+        lo, hi = lo - pad * span, hi + pad * span
+        return float(lo[0]), float(hi[0]), float(lo[1]), float(hi[1])
+
+    def grid(self, resolution: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """``(xs, ys, G)``: a ``resolution`` x ``resolution`` grid over :meth:`window`,
+        ``G`` its points (resolution^2, 2) row by row (y outer, x inner)."""
+        x0, x1, y0, y1 = self.window()
+        xs = np.linspace(x0, x1, resolution)
+        ys = np.linspace(y0, y1, resolution)
+        gx, gy = np.meshgrid(xs, ys)
+        return xs, ys, np.column_stack([gx.ravel(), gy.ravel()])

@@ -64,7 +64,8 @@ F_INV2S = 1  # 1 / (2 sigma2)
 F_TOL = 2  # relative-gap tolerance
 F_RR1 = 3  # CG: r^T r of the (first) system
 F_RR2 = 4  # CG: r^T r of the second system (two-system CG)
-N_FSTATE = 5
+F_FN = 5  # reduced CG: F_n = (y - Q alpha)_n, which the reduced residual leaves out
+N_FSTATE = 6
 
 # Record columns.
 COLUMNS = (
@@ -106,6 +107,24 @@ def gram(X, sq, inv2s, xj, K):
     ``xj`` is zeroed scratch of length p."""
     for j in range(n_rows(X)):
         kernel_column(X, sq, inv2s, j, xj, K[j])
+
+
+@njit(cache=True, nogil=True)
+def kernel_times(Xq, sqq, X, sq, inv2s, alpha, xq, out):
+    """``out[q] = sum_i alpha_i exp(-||xq_q - x_i||^2 inv2s)`` for every row of ``Xq``:
+    predictions, ``K alpha`` (``Xq = X``) and the dashboard's decision grid, without any
+    temporary larger than a row (dense or CSR ``Xq`` and ``X``; ``xq`` zeroed scratch of
+    length p, zero on return; ``sqq``, ``sq`` the rows' squared norms)."""
+    for q in range(n_rows(Xq)):
+        row_axpy(Xq, q, 1.0, xq)
+        acc = 0.0
+        for i in range(n_rows(X)):
+            if alpha[i] != 0.0:
+                d = sqq[q] + sq[i] - 2.0 * row_dot_long(X, i, xq)
+                acc += alpha[i] * math.exp(-(d if d > 0.0 else 0.0) * inv2s)
+        out[q] = acc
+        for t in range(xq.shape[0]):
+            xq[t] = 0.0
 
 
 @njit(cache=True)
@@ -329,20 +348,22 @@ def reduced_product(X, sq, Kc, istate, fstate, v, vbar, u, out, xj, col):
 def cg_reduced_advance(X, sq, Kc, xj, y, at, r, p, q, vbar, u, alpha, F, istate, fstate, rec):
     """Reduced CG (Chu, Ong & Keerthi 2005) on ``Q~ at = y~ - y_n 1``; see the module
     docstring. State: ``at`` (n - 1), residual ``r``, direction ``p``, scratch ``q``
-    (n - 1), ``vbar`` and ``u`` (n); ``alpha = (at; -1^T at)`` and ``F = (r; 0)`` (F up
-    to a constant shift, which the gap ignores) are outputs. Start: ``at = 0``,
-    ``r = p = y~ - y_n 1``, ``F_RR1 = r^T r``. Returns rows written."""
+    (n - 1), ``vbar`` and ``u`` (n); ``alpha = (at; -1^T at)`` and ``F = y - Q alpha`` are
+    outputs: the reduced residual is ``F_i - F_n`` (i < n), and ``F_FN`` tracks ``F_n``
+    (so the bias ``mean(F)`` is known without another product). Start: ``at = 0``,
+    ``r = p = y~ - y_n 1``, ``F_RR1 = r^T r``, ``F_FN = y_n``. Returns rows written."""
     n = y.shape[0]
     m = n - 1
     col = np.empty(n)
     for row in range(rec.shape[0]):
         s = 0.0
+        fn = fstate[F_FN]
         for i in range(m):
             alpha[i] = at[i]
-            F[i] = r[i]
+            F[i] = r[i] + fn
             s += at[i]
         alpha[m] = -s
-        F[m] = 0.0
+        F[m] = fn
         if _open_row(rec, row, y, alpha, F, istate, fstate):
             return row + 1
         reduced_product(X, sq, Kc, istate, fstate, p, vbar, u, q, xj, col)
@@ -352,6 +373,8 @@ def cg_reduced_advance(X, sq, Kc, xj, y, at, r, p, q, vbar, u, alpha, F, istate,
         a = fstate[F_RR1] / pq
         rr = 0.0
         sp = 0.0
+        # alpha moves by a (p; -1^T p), so Q alpha by a u: keeps F_n for the bias.
+        fstate[F_FN] -= a * u[m]
         for i in range(m):
             at[i] += a * p[i]
             r[i] -= a * q[i]

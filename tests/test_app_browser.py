@@ -52,6 +52,27 @@ TRACE_LENGTHS_JS = """() => {
   return out;
 }"""
 
+# Per boundary figure of the teaching view (by run id): its grid image (rows), its
+# zero-level line (points) and a fingerprint of its point sizes.
+BOUNDARY_JS = """() => {
+  const out = {};
+  const models = Array.from(Bokeh.documents[0].all_models);
+  for (const fig of models.filter((m) => m.name && m.name.startsWith("boundary:"))) {
+    const k = fig.name.slice(9);
+    const image = models.find((m) => m.name === "boundary-image:" + k);
+    const points = models.find((m) => m.name === "boundary-points:" + k);
+    const contour = fig.renderers.find((r) => r.type === "ContourRenderer");
+    const xs = contour ? contour.line_renderer.data_source.data.xs : [];
+    const sizes = Array.from(points.data.size);
+    out[k] = {
+      image: image.get_length() ?? 0,
+      line: xs.length ? xs[0].length : 0,
+      sizes: sizes.slice(0, 50).map((v) => v.toFixed(3)).join(","),
+    };
+  }
+  return out;
+}"""
+
 # Hide the first legend entry's proxy as a click does; report [any FW line still visible,
 # every FW line visible again after showing it].
 LEGEND_HIDE_JS = """async () => {
@@ -486,6 +507,28 @@ def test_the_three_ls_svm_methods_race_live(server: str, page: Page, real_data: 
     second = lengths_while_running()
     assert second is not None, "a run ended before the second read"
     assert all(second[r] > first[r] for r in run_ids), (first, second)
+    # The teaching view draws each run's decision boundary on banana, live: every run has
+    # its grid image and zero-level line, and the point sizes (|alpha_i|) keep changing.
+    page.get_by_text("Teaching view", exact=True).first.click()
+    drawn = _wait(
+        lambda: (b := page.evaluate(BOUNDARY_JS)) and set(run_ids) <= set(b)
+        and all(b[r]["image"] == 1 and b[r]["line"] > 2 for r in run_ids) and b,
+        30,
+        "three boundary figures with their grid and zero level",
+    )  # fmt: skip
+    # On screen: the three figures' canvases are visible in the tab (Playwright's CSS
+    # locators pierce Bokeh's shadow roots).
+    _wait(lambda: page.locator("canvas:visible").count() >= 3, 10, "visible boundary canvases")
+    changed = _wait(
+        lambda: (b := page.evaluate(BOUNDARY_JS)) and any(
+            b[r]["sizes"] != drawn[r]["sizes"] for r in run_ids
+        ) and all(x["status"] == "running" for x in _statuses(page)),
+        30,
+        "point sizes redrawn while the runs go",
+    )  # fmt: skip
+    assert changed
+    ARTIFACTS.mkdir(exist_ok=True)
+    page.screenshot(path=str(ARTIFACTS / "lssvm-boundary.png"), full_page=True)
     page.locator("button", has_text="Stop").first.click()
     final = _wait(
         lambda: (s := _statuses(page)) and all(x["status"] != "running" for x in s) and s,

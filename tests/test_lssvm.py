@@ -249,3 +249,162 @@ def test_the_dashboard_races_the_three_methods_to_the_same_d(real_data):
     assert all(s.status == "converged" for s in slots), [s.status for s in slots]
     finals = [s.run.frame()["dual_objective"].iloc[-1] for s in slots]
     np.testing.assert_allclose(finals, finals[0], rtol=1e-7)
+
+
+def test_predictions_and_k_alpha_match_scikit_learn_rbf_kernel():
+    from sklearn.metrics.pairwise import rbf_kernel
+
+    rng = np.random.default_rng(11)
+    ds = _random(n=90, p=4, seed=11)
+    X = ds.X.copy()
+    X[np.abs(X) < 0.5] = 0.0
+    Xq = rng.normal(size=(37, 4))
+    alpha = rng.normal(size=90)
+    for data in (X, sp.csr_matrix(X)):
+        pb = build_problem(
+            "lssvm", Dataset(name="d", X=data, y=ds.y, task="binary", source="test"), sigma2=1.7
+        )
+        gamma = 1.0 / (2.0 * 1.7)
+        for query in (Xq, sp.csr_matrix(Xq)):
+            np.testing.assert_allclose(
+                pb.kernel_times(query, alpha), rbf_kernel(Xq, X, gamma=gamma) @ alpha, rtol=1e-12
+            )
+        Q = rbf_kernel(X, X, gamma=gamma) + np.eye(90) / pb.C
+        np.testing.assert_allclose(pb.q_times(alpha), Q @ alpha, rtol=1e-12)
+        b = float(np.mean(ds.y - Q @ alpha))
+        assert pb.bias(alpha) == pytest.approx(b, rel=1e-12)
+        f = rbf_kernel(Xq, X, gamma=gamma) @ alpha + b
+        np.testing.assert_allclose(pb.decision_function(Xq, alpha), f, rtol=1e-11)
+
+
+@pytest.mark.parametrize("method", list(STEPS))
+def test_decision_state_is_alpha_and_its_gap_minimizing_bias(method):
+    # The kernel's F is y - Q alpha exactly (reduced CG too, with F_n tracked), so the
+    # bias the dashboard draws and the summary reports is mean(y - Q alpha) of a dense
+    # reference, at every row and at the end, and the remembered bias is that one.
+    pb = build_problem("lssvm", _random(n=70, seed=12), C=5.0, sigma2=1.5)
+    Q = _kernel(pb.X, pb.sigma2) + np.eye(pb.n) / pb.C
+    solver = build_solver(pb, method, STEPS[method], {}, 1e-12)
+    for _ in range(5):
+        solver.advance(3, 10**9)
+        alpha, b = solver.decision_state()
+        assert b == pytest.approx(np.mean(pb.y - Q @ alpha), rel=1e-9, abs=1e-12)
+    solver, _ = _solve(pb, method, tol=1e-10)
+    alpha = solver.iterate()
+    _, b_ref, _ = _kkt(pb)
+    assert pb.bias(alpha) == pytest.approx(b_ref, abs=1e-6)
+    # The remembered bias is returned without a product: poison the data to prove it.
+    saved, pb.y = pb.y, np.full_like(pb.y, np.nan)
+    try:
+        assert pb.bias(alpha) == pytest.approx(b_ref, abs=1e-6)
+    finally:
+        pb.y = saved
+
+
+def test_the_decision_plane_draws_the_classifier_on_two_features():
+    from sklearn.metrics.pairwise import rbf_kernel
+
+    two = _random(n=50, p=2, seed=13)
+    pb = build_problem("lssvm", two, C=2.0, sigma2=0.8)
+    plane = pb.decision_plane()
+    assert plane is not None and plane.points.shape == (50, 2)
+    solver, _ = _solve(pb, "smo", tol=1e-8)
+    state = solver.decision_state()
+    xs, ys, G = plane.grid(17)
+    assert G.shape == (17 * 17, 2) and xs.size == ys.size == 17
+    x0, x1, y0, y1 = plane.window()
+    assert x0 < two.X[:, 0].min() and x1 > two.X[:, 0].max()
+    assert y0 < two.X[:, 1].min() and y1 > two.X[:, 1].max()
+    f = rbf_kernel(G, two.X, gamma=1.0 / 1.6) @ state[0] + state[1]
+    np.testing.assert_allclose(plane.values(G, state), f, rtol=1e-10, atol=1e-12)
+    np.testing.assert_array_equal(plane.weights(state), np.abs(state[0]))
+    # Training accuracy of the drawn classifier equals the problem's own predictions.
+    assert np.array_equal(
+        np.sign(plane.values(two.X, state)), np.sign(pb.decision_function(two.X, state[0]))
+    )
+    # Not drawn: more than two features, or regression.
+    assert build_problem("lssvm", _random(n=30, p=3)).decision_plane() is None
+    reg = _random(n=30, p=2, task="regression")
+    assert build_problem("lssvm", reg).decision_plane() is None
+
+
+def test_the_teaching_view_draws_each_runs_boundary_live_and_in_the_export():
+    import time
+
+    from bokeh.plotting.contour import contour_data
+
+    from ermviz.app import urlstate
+    from ermviz.app.boundary import BoundaryPlot
+    from ermviz.app.page import Dashboard
+
+    d = Dashboard()
+    urlstate.load(
+        d.model,
+        "?dataset=blobs&problem=lssvm&p.C=10&tol=1e-10&max_time=30&run=cg-reduced:cg&run=smo:smo",
+    )
+    assert isinstance(d.boundary_plot, BoundaryPlot)  # the preview: the data, no run
+    assert len(d.boundary_plot.figures) == 1 and not d.boundary_plot.images[0].data["image"]
+    d.start_sync()
+    plot = d.boundary_plot
+    assert isinstance(plot, BoundaryPlot) and len(plot.figures) == 2
+    end = time.perf_counter() + 60
+    while d.model.active and time.perf_counter() < end:
+        d.streamer.pull()
+        time.sleep(0.05)
+    d.streamer.pull()  # the final pull redraws every run at its last iterate
+    pb = d.model.problem_obj
+    ref_alpha, ref_b, _ = _kkt(pb)
+    for i, src in enumerate(d.streamer.sources):
+        assert src.slot.status == "converged"
+        Z = np.asarray(plot.images[i].data["image"][0])
+        # The drawn grid is the scipy KKT solution's decision function.
+        f = _kernel_between(plot.grid, pb.X, pb.sigma2) @ ref_alpha + ref_b
+        np.testing.assert_allclose(Z.ravel(), f, atol=1e-4 * np.abs(f).max())  # gap 1e-10
+        sizes = np.asarray(plot.points[i].data["size"])
+        w = np.abs(ref_alpha)
+        assert np.argmax(sizes) == np.argmax(w) and sizes.min() >= 3.0
+        # The black line drawn is the zero level of that grid.
+        drawn = plot.contours[i].line_renderer.data_source.data
+        expected = contour_data(plot.xs, plot.ys, Z, [0.0]).line_data
+        assert len(drawn["xs"][0]) > 2
+        np.testing.assert_allclose(drawn["xs"][0], expected.xs[0])
+    html = d.export_html().getvalue().decode()
+    assert html.count("boundary-image") >= 2  # the snapshot figures are in the export
+
+
+def _kernel_between(A, B, sigma2):
+    A, B = np.asarray(A), B.toarray() if sp.issparse(B) else np.asarray(B)
+    d = ((A[:, None, :] - B[None, :, :]) ** 2).sum(-1)
+    return np.exp(-d / (2.0 * sigma2))
+
+
+def test_the_race_plots_can_count_kernel_evaluations_on_x():
+    import time
+
+    from ermviz.app import urlstate
+    from ermviz.app.page import Dashboard
+
+    d = Dashboard()
+    urlstate.load(
+        d.model, "?dataset=blobs&problem=lssvm&tol=1e-10&max_time=30&run=cg-reduced:cg&run=smo:smo"
+    )
+    assert d.model.param.x_axis.objects == ["iteration", "kernel_evals", "kernel_computed"]
+    d.start_sync()
+    end = time.perf_counter() + 60
+    while d.model.active and time.perf_counter() < end:
+        d.streamer.pull()
+        time.sleep(0.05)
+    d.streamer.pull()
+    d.model.x_axis = "kernel_evals"  # the curves are sent again, on the new axis
+    d.streamer.pull()
+    assert d.figures[0].xaxis.axis_label == "kernel evaluations + 1"
+    n = d.model.problem_obj.n
+    per_step = {"cg-reduced": n * (n + 1) // 2, "smo": 2 * n}  # the stated count
+    for src in d.streamer.sources:
+        data = src.trace.data
+        it, work = np.asarray(data["iteration"]), np.asarray(data["work"])
+        assert it.size > 2 and it[-1] == src.slot.run.trace.last()["iteration"]
+        np.testing.assert_array_equal(work, it * per_step[src.slot.method])
+        np.testing.assert_array_equal(np.asarray(data["w1"]), work + 1)
+    d.model.problem = "svm-dual"  # no kernel counter there: back to iterations
+    assert d.model.x_axis == "iteration" and d.model.param.x_axis.objects == ["iteration"]

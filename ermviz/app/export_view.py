@@ -16,6 +16,7 @@ from bokeh.layouts import column, gridplot, row
 from bokeh.models import ColumnDataSource, Div
 from bokeh.resources import INLINE
 
+from ermviz.app.boundary import BoundaryPlot
 from ermviz.app.figures import TeachingPlot, TracePlots
 from ermviz.app.model import DashboardModel
 from ermviz.app.streaming import Streamer
@@ -30,6 +31,7 @@ class ExportView:
 
     model: DashboardModel
     streamer: Streamer
+    boundary_plot: BoundaryPlot | None
 
     def _build_export(self) -> None:
         m = self.model
@@ -88,6 +90,7 @@ class ExportView:
             time_basis=m.time_basis,
             show_steps=m.show_steps,
             certificate_kind=self._certificate_kind(),
+            work_label="" if m.x_axis == "iteration" else m.work_label(m.x_axis),
         ).figures
         for f in figs:
             f.sizing_mode = "fixed"
@@ -103,6 +106,11 @@ class ExportView:
                 self.streamer.geometry, m.problem_obj, self.streamer.sources, snapshot=True
             )
             parts.append(row(*plot.layout()))
+        elif self.boundary_plot is not None and m.problem_obj is not None:
+            plane = m.problem_obj.decision_plane()
+            if plane is not None:
+                boundary = BoundaryPlot(plane, self.streamer.sources, snapshot=True)
+                parts.append(row(*boundary.layout()))
         parts.append(Div(text=m.results().to_html(index=False, float_format=lambda v: f"{v:.6g}")))
         page = file_html(column(*parts), resources=INLINE, title="ermviz figures")
         return io.BytesIO(page.encode("utf-8"))

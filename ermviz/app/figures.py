@@ -105,28 +105,36 @@ class TracePlots:
         time_basis: str = "time_s",
         show_steps: bool = False,
         certificate_kind: str = "fw_gap",
+        work_label: str = "",
     ) -> None:
         cert = certificate_kind.replace("_", " ")
         # Log axes need iteration + 1 (iteration 0 is the start point); linear ones do not.
-        kx = "k1" if log_x else "iteration"
-        it_label = "iteration + 1" if log_x else "iteration"
+        # With a work counter (``work_label``), the sources' ``work`` column is the x.
+        if work_label:
+            kx = "w1" if log_x else "work"
+            it_label = f"{work_label} + 1" if log_x else work_label
+            vs = work_label
+        else:
+            kx = "k1" if log_x else "iteration"
+            it_label = "iteration + 1" if log_x else "iteration"
+            vs = "iteration"
         tb = time_basis
         t_label = "solver wall time (s)" if tb == "time_s" else "solver thread CPU time (s)"
         it_range = DataRange1d()
         self.figures = [
-            _figure(f"{cert} vs iteration", it_label, cert, log_x, True, x_range=it_range),
+            _figure(f"{cert} vs {vs}", it_label, cert, log_x, True, x_range=it_range),
             _figure(f"{cert} vs solver time", t_label, cert, log_x, True),
             _figure(
-                "suboptimality vs iteration",
+                f"suboptimality vs {vs}",
                 it_label,
                 "objective − best seen",
                 log_x,
                 True,
                 x_range=it_range,
             ),
-            _figure("step size vs iteration", it_label, "step size", log_x, True, x_range=it_range),
+            _figure(f"step size vs {vs}", it_label, "step size", log_x, True, x_range=it_range),
             _figure(
-                "active-set size vs iteration",
+                f"active-set size vs {vs}",
                 it_label,
                 "atoms in the active set",
                 log_x,

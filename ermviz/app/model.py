@@ -163,6 +163,12 @@ class DashboardModel(param.Parameterized):
         default="time_s", objects=["time_s", "cpu_s"], doc="Solver wall time or thread CPU time"
     )
     show_steps = param.Boolean(default=False, doc="Mark away, pairwise and drop steps")
+    x_axis = param.Selector(
+        default="iteration",
+        objects=["iteration"],
+        doc="x of the iteration plots: iterations, or a work counter the problem's methods "
+        "record (Problem.work_axes, e.g. kernel_evals)",
+    )
 
     slots = param.List(default=[], doc="The live race: one Slot per run")
     race_revision = param.Integer(default=0, doc="Bumped when a new race replaces the old one")
@@ -195,6 +201,7 @@ class DashboardModel(param.Parameterized):
         self._lock = threading.Lock()
         self.problem_obj: Problem | None = None
         self.param.watch(self._on_config, [p for p in CONFIG_PARAMS if p != "specs"])
+        self._offer_work_axes()
 
     # -- notifications ---------------------------------------------------------------
     def notify(self, message: str, level: str = "error") -> None:
@@ -225,9 +232,21 @@ class DashboardModel(param.Parameterized):
         if "problem" in names:
             self._drop_undeclared_problem_settings()
             self._fit_race_to_problem()
+            self._offer_work_axes()
         if "dataset" in names and not self._quiet:
             self.apply_preset(self.dataset)
         self.revision += 1
+
+    def _offer_work_axes(self) -> None:
+        """Iterations, and the work counters of the current problem's methods."""
+        options = ["iteration", *(c for c, _ in get_problem(self.problem).work_axes)]
+        self.param.x_axis.objects = options
+        if self.x_axis not in options:
+            self.x_axis = "iteration"
+
+    def work_label(self, column: str) -> str:
+        """The axis label of an ``x_axis`` choice."""
+        return dict(get_problem(self.problem).work_axes).get(column, column)
 
     def _drop_undeclared_problem_settings(self) -> None:
         declared = {s.name for s in get_problem(self.problem).settings_decl}

@@ -79,7 +79,7 @@ class Dashboard(ControlsView, RaceView, TeachingView, ExportView):
             ResultsModel(notifier=lambda level, message: self.model.notify(message, level))
         )
         m = self.model
-        m.param.watch(self._on_race_options, ["log_x", "time_basis", "show_steps"])
+        m.param.watch(self._on_race_options, ["log_x", "time_basis", "show_steps", "x_axis"])
         m.param.watch(lambda *_: self._rebuild_runs(), ["specs", "problem"])
         m.param.watch(lambda *_: self._refresh_labels(), ["revision"])
         m.param.watch(lambda *_: self._rebuild_problem_settings(), ["problem"])
@@ -197,6 +197,8 @@ class Dashboard(ControlsView, RaceView, TeachingView, ExportView):
         self.refresh()
         if self.teaching_plot is not None and self.streamer.geometry is not None:
             self.teaching_plot.track(final=not self.model.active)
+        if self.boundary_plot is not None:
+            self.boundary_plot.update(final=not self.model.active)
         if self._notebook_root is not None and not _served():
             # In Jupyter, Bokeh models changed directly reach the page only when pushed.
             pn.io.push_notebook(self._notebook_root)

@@ -106,6 +106,9 @@ class RaceView:
             pn.widgets.Checkbox.from_param(
                 m.param.show_steps, label="mark away ▲ / pairwise ◆ / drop ✕ steps"
             ),
+            pn.widgets.Select.from_param(
+                m.param.x_axis, name="x of the iteration plots", width=200
+            ),
             sizing_mode="stretch_width",
         )
         self.plot_box = pn.Row(sizing_mode="stretch_width")
@@ -124,6 +127,7 @@ class RaceView:
 
     def _on_race_options(self, *events: Any) -> None:
         try:
+            self.streamer.set_work_column(self.model.x_axis)
             self._rebuild_plots()
         except Exception as exc:
             self.model.notify(f"plot options: {one_line(exc)}")
@@ -146,6 +150,7 @@ class RaceView:
             time_basis=m.time_basis,
             show_steps=m.show_steps,
             certificate_kind=self._plots_kind,
+            work_label="" if m.x_axis == "iteration" else m.work_label(m.x_axis),
         )
         self.figures = self.trace_plots.figures
         self._show_race()

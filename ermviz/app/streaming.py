@@ -69,8 +69,16 @@ TRACE_COLUMNS = (
     "step_size",
     "active_size",
     "step",
+    "work",
+    "w1",
 )
+#: Columns of every run's objective source (the suboptimality plot's own).
+OBJECTIVE_COLUMNS = ("iteration", "k1", "objective", "work", "w1")
 _LOG_RATIO = math.log(GRID_RATIO)
+
+
+def _empty_objective() -> dict[str, list]:
+    return {c: [] for c in OBJECTIVE_COLUMNS}
 
 
 def _empty_trace() -> dict[str, Any]:
@@ -119,11 +127,13 @@ class RunSources:
         self.geometry: Geometry | None = None
         self.trace = ColumnDataSource(_empty_trace(), name=f"idle:trace-{index}")
         self.path = ColumnDataSource({"x": [], "y": [], "iteration": []}, name=f"idle:path-{index}")
+        #: The trace column streamed as ``work`` (and ``w1`` = work + 1, for log axes): the
+        #: x of the iteration plots when the user picks a work counter (iteration if the
+        #: run does not record it).
+        self.work_column = "iteration"
         # The suboptimality plot has its own small source: when the best objective
         # improves, only its renderers must recompute (see Streamer.pull).
-        self.objective = ColumnDataSource(
-            {"iteration": [], "k1": [], "objective": []}, name=f"idle:objective-{index}"
-        )
+        self.objective = ColumnDataSource(_empty_objective(), name=f"idle:objective-{index}")
         self.current = ColumnDataSource({"x": [], "y": []}, name=f"idle:current-{index}")
         self.active = ColumnDataSource(
             {"x": [], "y": [], "weight": []}, name=f"idle:active-{index}"
@@ -146,7 +156,7 @@ class RunSources:
         tag = f"{slot.run_id}" if slot is not None else None
         for name, cds, empty in (
             ("trace", self.trace, _empty_trace),
-            ("objective", self.objective, lambda: {"iteration": [], "k1": [], "objective": []}),
+            ("objective", self.objective, _empty_objective),
             ("path", self.path, lambda: {"x": [], "y": [], "iteration": []}),
             ("current", self.current, lambda: {"x": [], "y": []}),
             ("active", self.active, lambda: {"x": [], "y": [], "weight": []}),
@@ -172,6 +182,7 @@ class RunSources:
                 self.best_objective = min(self.best_objective, float(finite.min()))
             idx, self.last_bin = thin_rows(rows["iteration"], self.last_bin)
             step = rows["step_size"][idx]
+            work = rows.get(self.work_column, rows["iteration"])[idx]
             new = {
                 "iteration": rows["iteration"][idx],
                 "k1": rows["iteration"][idx] + 1.0,
@@ -184,15 +195,15 @@ class RunSources:
                 "step_size": np.where(step > 0, np.maximum(step, FLOOR), np.nan),
                 "active_size": rows["active_size"][idx],
                 "step": [STEP_NAMES.get(int(c), "none") for c in rows["step_type"][idx]],
+                "work": work,
+                "w1": work + 1.0,
             }
             # Plain lists, not arrays: Bokeh sends every array as its own binary websocket
             # frame, and a tick carries a handful of points per run. Measured: ~80 frames
             # (and send calls) per tick with arrays, one message with lists.
             new = {k: (v.tolist() if isinstance(v, np.ndarray) else v) for k, v in new.items()}
             self.trace.stream(new, rollover=None)
-            self.objective.stream(
-                {k: new[k] for k in ("iteration", "k1", "objective")}, rollover=None
-            )
+            self.objective.stream({k: new[k] for k in OBJECTIVE_COLUMNS}, rollover=None)
             sent = idx.size
             self.sent += sent
         if self.geometry is not None and run.keep_iterates:
@@ -246,6 +257,8 @@ class Streamer:
         self.sources: list[RunSources] = []
         self.best = ColumnDataSource({"best": [np.nan]}, name="best-objective")
         self.geometry: Geometry | None = None
+        #: The trace column the iteration plots use as x (see RunSources.work_column).
+        self.work_column = "iteration"
         self.listeners: list[Callable[[], None]] = []
         self._callback: Any = None
         self._idle_ticks = 0
@@ -256,12 +269,25 @@ class Streamer:
         self.first_point_at: float | None = None
         self.started_at: float | None = None
 
+    def set_work_column(self, column: str) -> None:
+        """Stream ``column`` as the iteration plots' x from now on: every run's rows are
+        sent again from the first (thinned), so the curves are redrawn on the new axis."""
+        self.work_column = column
+        for src in self.pool:
+            if src.work_column != column:
+                src.work_column = column
+                src.bind(src.slot, src.geometry)
+        if any(src.slot is not None for src in self.sources):
+            self.start()
+
     # -- race changes ----------------------------------------------------------------
     def ensure_pool(self, n: int) -> bool:
         """Have at least ``n`` reusable sources; True if the pool had to grow."""
         grew = False
         while len(self.pool) < n:
-            self.pool.append(RunSources(len(self.pool)))
+            src = RunSources(len(self.pool))
+            src.work_column = self.work_column
+            self.pool.append(src)
             grew = True
         return grew
 

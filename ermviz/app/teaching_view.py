@@ -1,9 +1,12 @@
-"""The dashboard's Teaching view tab: a toy problem's feasible set and the runs' paths.
+"""The dashboard's Teaching view tab: a toy problem's feasible set and the runs' paths, or
+a classifier's decision boundary in the plane.
 
 Before a race it previews the configured problem when it can be drawn (3 or 4 points for
-the SVM dual, 2 features for l1-constrained logistic regression; tested cheaply first, so
-no large dataset is loaded just to find out); during a teaching race it shows each run's
-iterates growing live (:class:`~ermviz.app.figures.TeachingPlot`).
+the SVM dual, 2 features for l1-constrained logistic regression, in teaching mode; LS-SVM
+classification on 2 features, always; tested cheaply first, so no large dataset is loaded
+just to find out); during a race it shows each run's iterates growing live
+(:class:`~ermviz.app.figures.TeachingPlot`) or each run's decision boundary forming
+(:class:`~ermviz.app.boundary.BoundaryPlot`).
 
 :class:`TeachingView` is a part of :class:`~ermviz.app.page.Dashboard`: it builds the
 ``teaching`` layout on the dashboard, which watches the model and calls its methods.
@@ -14,6 +17,7 @@ from __future__ import annotations
 import panel as pn
 
 from ermviz import data as data_mod
+from ermviz.app.boundary import BoundaryPlot
 from ermviz.app.datasets import BUNDLED
 from ermviz.app.figures import TeachingPlot
 from ermviz.app.model import DashboardModel, is_teachable
@@ -30,11 +34,24 @@ class TeachingView:
 
     def _build_teaching(self) -> None:
         self.teaching_note = pn.pane.Markdown(sizing_mode="stretch_width")
-        self.teaching_row = pn.Row(sizing_mode="stretch_width")
+        self.teaching_row = pn.FlexBox(sizing_mode="stretch_width")
         self.teaching = pn.Column(
             self.teaching_note, self.teaching_row, sizing_mode="stretch_width"
         )
         self.teaching_plot: TeachingPlot | None = None
+        self.boundary_plot: BoundaryPlot | None = None
+
+    def _boundary_help(self, live: bool) -> str:
+        base = (
+            "Each run's classifier in the plane: the sign of its decision function "
+            "(blue > 0 > red) on a coarse grid, the decision boundary (black) and the "
+            "training points (dark blue +1, dark red -1), each sized by its weight "
+            "|alpha_i|. An LS-SVM weighs every point (no sparsity), most of all the "
+            "misclassified and those near the boundary."
+        )
+        if live:
+            return base + " The figures follow the runs while they go."
+        return base + "\n\nPress Start: the boundary forms as the runs advance."
 
     def _teaching_help(self, live: bool) -> str:
         base = (
@@ -51,19 +68,24 @@ class TeachingView:
             "`toy-2d` (l1 diamond): teaching mode turns on; then press Start."
         )
 
-    def _show_teaching(self, plot: TeachingPlot | None, live: bool) -> None:
-        self.teaching_plot = plot
+    def _show_teaching(self, plot: TeachingPlot | BoundaryPlot | None, live: bool) -> None:
+        self.teaching_plot = plot if isinstance(plot, TeachingPlot) else None
+        self.boundary_plot = plot if isinstance(plot, BoundaryPlot) else None
         if plot is not None or self.teaching_row.objects:
             # (Setting an empty row again would still re-render it.)
             self.teaching_row.objects = [pn.pane.Bokeh(f) for f in plot.layout()] if plot else []
-        self.teaching_note.object = self._teaching_help(live)
+        if self.boundary_plot is not None:
+            self.teaching_note.object = self._boundary_help(live)
+        else:
+            self.teaching_note.object = self._teaching_help(live)
 
     def _maybe_teachable(self) -> bool:
         """Cheap test before building a preview: only tiny problems can be drawn, so a
         large dataset is never loaded on the event loop just to find that out."""
         m = self.model
-        if not m.animate or m.dataset in m.uploads:
-            return m.animate  # uploads are loaded already
+        cls = get_problem(m.problem)
+        if m.dataset in m.uploads:
+            return True  # loaded already
         if m.dataset in BUNDLED:
             n, p = BUNDLED[m.dataset].n, BUNDLED[m.dataset].p
         else:
@@ -71,7 +93,7 @@ class TeachingView:
             if entry is None:
                 return False
             n, p = entry.n, entry.p
-        return get_problem(m.problem).teachable(n, p)
+        return (m.animate and cls.teachable(n, p)) or cls.draws_plane(n, p)
 
     def _refresh_teaching_preview(self) -> None:
         """Draw the feasible set and contours of the configured toy problem before a race."""
@@ -97,14 +119,25 @@ class TeachingView:
                 problem = m.build_problem()
         except Exception:
             problem = None  # reported when the user starts; a preview stays silent
-        geometry = geometry_for(problem) if problem is not None and is_teachable(problem) else None
-        self._show_teaching(TeachingPlot(geometry, problem) if geometry else None, live=False)
+        geometry = (
+            geometry_for(problem)
+            if problem is not None and m.animate and is_teachable(problem)
+            else None
+        )
+        if geometry is not None:
+            self._show_teaching(TeachingPlot(geometry, problem), live=False)
+            return
+        plane = problem.decision_plane() if problem is not None else None
+        self._show_teaching(BoundaryPlot(plane) if plane is not None else None, live=False)
 
     def _rebuild_teaching(self) -> None:
         geometry = self.streamer.geometry
         problem = self.model.problem_obj
-        if geometry is None or problem is None:
+        plane = problem.decision_plane() if problem is not None and geometry is None else None
+        if problem is not None and geometry is not None:
+            self._show_teaching(TeachingPlot(geometry, problem, self.streamer.sources), live=True)
+        elif plane is not None and self.streamer.sources:
+            self._show_teaching(BoundaryPlot(plane, self.streamer.sources), live=True)
+        else:
             self._preview_key = None
             self._refresh_teaching_preview()
-            return
-        self._show_teaching(TeachingPlot(geometry, problem, self.streamer.sources), live=True)

@@ -33,6 +33,7 @@ from ermviz.families.lssvm.problem import LssvmProblem
 from ermviz.settings import Setting
 from solvers import lssvm as k
 from solvers.linalg import as_kernel_matrix
+from solvers.tags import STATUS_RUNNING
 
 REFERENCES = {
     "cg-two-system": "Suykens, Lukas, Van Dooren, De Moor & Vandewalle, ECCTD 1999",
@@ -134,6 +135,7 @@ class LssvmSolver(Solver):
         self.alpha = np.zeros(n)
         self.F = problem.y.copy()
         self._rec = np.empty((256, len(self.columns)))
+        self._at_row = True  # alpha = 0, F = y: the start is recorded state
         self._row_eval_s = self._calibrate()
 
     def _cache_bytes(self) -> float:
@@ -158,6 +160,9 @@ class LssvmSolver(Solver):
             self._rec = np.empty((max(max_rows, 2 * self._rec.shape[0]), len(self.columns)))
         self.istate[k.I_STOP_AT] = stop_at
         rows = self._call(self._rec[:max_rows])
+        # A call ends either after a step (running) or on a row it recorded and did not
+        # step from (converged, stop_at, ...): then alpha and F are the current iterate's.
+        self._at_row = rows > 0 and int(self.istate[k.I_STATUS]) != STATUS_RUNNING
         self.eval_seconds += rows * self._row_eval_s
         self.eval_cpu_seconds += rows * self._row_eval_s
         return self._rec[:rows], int(self.istate[k.I_STATUS])
@@ -167,7 +172,27 @@ class LssvmSolver(Solver):
         """Run the method's kernel into ``rec``; returns the rows written."""
 
     def iterate(self) -> np.ndarray:
+        """The current ``alpha``. When it is the last recorded row's (always at the end of
+        a run, which ends on a recorded row), its bias ``mean(y - Q alpha)``, which the
+        kernel keeps, is remembered by the problem: reporting the bias and predicting
+        then need no O(n^2) product."""
+        if not self._at_row:
+            return self._current_alpha()
+        alpha, bias = self.decision_state()
+        self.problem.remember_bias(alpha, bias)
+        return alpha
+
+    def _current_alpha(self) -> np.ndarray:
+        """``alpha`` of the state after the last step (SMO steps ``alpha`` itself)."""
         return self.alpha.copy()
+
+    def decision_state(self) -> tuple[np.ndarray, float]:
+        """``(alpha, b)`` in O(n), ``b = mean(F)`` (E.6) from the ``F = y - Q alpha`` the
+        kernel keeps: the last recorded row's (CG) or the current state's (SMO steps
+        ``alpha`` and ``F`` in place). Read while the run goes (the dashboard's boundary
+        view) it may mix two consecutive iterates; once the run has ended it is exact."""
+        F = self.F.copy()
+        return self.alpha.copy(), float(F.mean())
 
     @property
     def iteration(self) -> int:
@@ -191,7 +216,7 @@ class TwoSystemCgSolver(LssvmSolver):
         self.fstate[k.F_RR2] = float(n)
         self._call(self._rec[:0])  # compile or load the kernel outside the timed region
 
-    def iterate(self) -> np.ndarray:
+    def _current_alpha(self) -> np.ndarray:
         # The kernel combines alpha at the start of a row; after a step only eta and nu
         # have moved, so the current iterate is combined here.
         s2 = float(self.nu.sum())
@@ -221,9 +246,10 @@ class ReducedCgSolver(LssvmSolver):
         self.q = np.zeros(n - 1)
         self._vbar, self._u = np.zeros(n), np.zeros(n)
         self.fstate[k.F_RR1] = float(self.r @ self.r)
+        self.fstate[k.F_FN] = float(y[-1])  # F = y at alpha = 0
         self._call(self._rec[:0])
 
-    def iterate(self) -> np.ndarray:
+    def _current_alpha(self) -> np.ndarray:
         return np.append(self.at, -self.at.sum())  # alpha = (at; -1^T at)
 
     def _call(self, rec: np.ndarray) -> int:

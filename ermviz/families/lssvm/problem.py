@@ -24,12 +24,23 @@ import scipy.sparse as sp
 from ermviz.base import Problem
 from ermviz.errors import DataError
 from ermviz.families.common import binary_metrics, check_binary
+from ermviz.geometry import DecisionPlane
 from ermviz.settings import Setting
+from solvers import lssvm as lk
+from solvers.linalg import as_kernel_matrix
 
 #: Rows sampled (seeded) for the median-distance heuristic of ``sigma2``.
 MEDIAN_SAMPLE = 1000
-#: Rows per block when the numpy reference math forms kernel blocks (memory bound).
-BLOCK_ROWS = 512
+#: Biases remembered per problem (one per run of a race is plenty).
+MAX_REMEMBERED = 16
+
+
+def _key(alpha: np.ndarray) -> bytes:
+    """A key for ``alpha``'s exact values (a digest: alpha may have 10^5 entries)."""
+    import hashlib
+
+    a = np.ascontiguousarray(alpha, dtype=np.float64)
+    return hashlib.blake2b(a.tobytes(), digest_size=16).digest()
 
 
 def _sq_norms(X: Any) -> np.ndarray:
@@ -41,12 +52,6 @@ def _sq_norms(X: Any) -> np.ndarray:
 def _inner(A: Any, B: Any) -> np.ndarray:
     G = A @ B.T
     return G.toarray() if sp.issparse(G) else np.asarray(G)
-
-
-def gaussian_block(A: Any, B: Any, sigma2: float) -> np.ndarray:
-    """``K[i, j] = exp(-||a_i - b_j||^2 / (2 sigma2))`` for row blocks ``A``, ``B``."""
-    d = _sq_norms(A)[:, None] + _sq_norms(B)[None, :] - 2.0 * _inner(A, B)
-    return np.exp(-np.maximum(d, 0.0) / (2.0 * sigma2))
 
 
 def median_sigma2(X: Any, seed: int = 0) -> float:
@@ -77,6 +82,10 @@ class LssvmProblem(Problem):
         ("cg-reduced", "cg"),
         ("cg-two-system", "cg"),
         ("smo", "smo"),
+    )
+    work_axes: ClassVar[tuple[tuple[str, str], ...]] = (
+        ("kernel_evals", "kernel evaluations"),
+        ("kernel_computed", "kernel values computed"),
     )
     settings_decl: ClassVar[tuple[Setting, ...]] = (
         Setting("C", "float", 1.0, "regularization C (Q = K + I / C)", low=0.0, low_open=True),
@@ -127,24 +136,50 @@ class LssvmProblem(Problem):
         self.sigma2 = float(self.settings["sigma2"])
         self.settings["task"] = task
         self.sq = np.ascontiguousarray(_sq_norms(self.X), dtype=np.float64)
+        self._Xk = as_kernel_matrix(self.X)
+        self._biases: dict[bytes, float] = {}
 
-    # -- reference math (numpy, in row blocks) ----------------------------------------------
+    # -- reference math (memory-bounded kernel sums) -----------------------------------------
+    def kernel_times(self, Xq: Any, alpha: np.ndarray) -> np.ndarray:
+        """``sum_i alpha_i K(x_i, xq)`` for each row ``xq`` of ``Xq`` (dense or CSR),
+        computed row by row in numba (:func:`solvers.lssvm.kernel_times`): no kernel block
+        is formed, so predictions on 10^5 rows against 5 x 10^4 take no extra memory."""
+        Xq = Xq.tocsr() if sp.issparse(Xq) else Xq
+        if Xq is self.X:
+            Xk, sqq = self._Xk, self.sq
+        else:
+            Xk, sqq = as_kernel_matrix(Xq), np.ascontiguousarray(_sq_norms(Xq), dtype=float)
+        out = np.empty(Xq.shape[0])
+        alpha = np.ascontiguousarray(alpha, dtype=np.float64)
+        lk.kernel_times(
+            Xk, sqq, self._Xk, self.sq, 1.0 / (2.0 * self.sigma2), alpha, np.zeros(self.p), out
+        )
+        return out
+
     def q_times(self, v: np.ndarray) -> np.ndarray:
-        """``Q v = K v + v / C`` (kernel blocks of :data:`BLOCK_ROWS` rows)."""
-        out = np.empty(self.n)
-        for s in range(0, self.n, BLOCK_ROWS):
-            out[s : s + BLOCK_ROWS] = (
-                gaussian_block(self.X[s : s + BLOCK_ROWS], self.X, self.sigma2) @ v
-            )
-        return out + v / self.C
+        """``Q v = K v + v / C``."""
+        return self.kernel_times(self.X, v) + v / self.C
 
     def residual(self, alpha: np.ndarray) -> np.ndarray:
         """``F = y - Q alpha`` (minus the dual gradient)."""
         return self.y - self.q_times(alpha)
 
     def bias(self, alpha: np.ndarray) -> float:
-        """``b = mean(F)``: the bias that minimizes the duality gap at ``alpha`` (E.6)."""
+        """``b = mean(F)``: the bias that minimizes the duality gap at ``alpha`` (E.6).
+
+        A solver's ``iterate()`` remembers the bias of the iterate it returns
+        (:meth:`remember_bias`; the kernels keep ``F``), so reporting it and predicting
+        from it cost no O(n^2) product; any other ``alpha`` is computed."""
+        key = _key(alpha)
+        if key in self._biases:
+            return self._biases[key]
         return float(np.mean(self.residual(alpha)))
+
+    def remember_bias(self, alpha: np.ndarray, bias: float) -> None:
+        """Remember ``mean(y - Q alpha)`` for this ``alpha`` (a few most recent ones)."""
+        self._biases[_key(alpha)] = float(bias)
+        while len(self._biases) > MAX_REMEMBERED:
+            self._biases.pop(next(iter(self._biases)))
 
     def objective(self, x: np.ndarray) -> float:
         """The dual objective ``D = y^T alpha - alpha^T Q alpha / 2`` (paper's sign)."""
@@ -178,11 +213,36 @@ class LssvmProblem(Problem):
 
     def decision_function(self, X: Any, x: np.ndarray) -> np.ndarray:
         """``f(x) = sum_i alpha_i K(x_i, x) + b`` for the rows of ``X``."""
-        b = self.bias(x)
-        out = np.empty(X.shape[0])
-        for s in range(0, X.shape[0], BLOCK_ROWS):
-            out[s : s + BLOCK_ROWS] = gaussian_block(X[s : s + BLOCK_ROWS], self.X, self.sigma2) @ x
-        return out + b
+        return self.kernel_times(X, x) + self.bias(x)
+
+    @classmethod
+    def draws_plane(cls, n: int, p: int) -> bool:
+        """Two features: the teaching view draws the classifier in the plane."""
+        return p == 2
+
+    def decision_plane(self) -> DecisionPlane | None:
+        """Classification on two features: the decision function ``f`` over the plane,
+        from each solver's ``(alpha, b)``, and the points sized by ``|alpha_i|``."""
+        if self.p != 2 or self.task != "classification":
+            return None
+        points = self.X.toarray() if sp.issparse(self.X) else np.array(self.X)
+        inv2s = 1.0 / (2.0 * self.sigma2)
+        sq = np.einsum("ij,ij->i", points, points)
+
+        def values(grid: np.ndarray, state: tuple[np.ndarray, float]) -> np.ndarray:
+            alpha, b = state
+            out = np.empty(grid.shape[0])
+            sqq = np.einsum("ij,ij->i", grid, grid)
+            lk.kernel_times(grid, sqq, points, sq, inv2s, alpha, np.zeros(2), out)
+            return out + b
+
+        return DecisionPlane(
+            points,
+            self.y.copy(),
+            values,
+            lambda state: np.abs(state[0]),
+            title=f"LS-SVM, sigma2 = {self.sigma2:.4g}, C = {self.C:g}",
+        )
 
     def solution_summary(self, x: np.ndarray) -> dict[str, float]:
         """The bias ``b`` and the kernel width used (``sigma2``, from the heuristic when
