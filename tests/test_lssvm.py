@@ -408,3 +408,27 @@ def test_the_race_plots_can_count_kernel_evaluations_on_x():
         np.testing.assert_array_equal(np.asarray(data["w1"]), work + 1)
     d.model.problem = "svm-dual"  # no kernel counter there: back to iterations
     assert d.model.x_axis == "iteration" and d.model.param.x_axis.objects == ["iteration"]
+
+
+def test_moons_is_bundled_and_opens_the_ls_svm_boundary_view():
+    from sklearn.datasets import make_moons
+
+    from ermviz.app.boundary import BoundaryPlot
+    from ermviz.app.page import Dashboard
+
+    ds = load_dataset("moons", noise=0.1, seed=3)
+    X, y01 = make_moons(n_samples=300, noise=0.1, random_state=3)
+    np.testing.assert_array_equal(ds.X, X)
+    np.testing.assert_array_equal(ds.y, np.where(y01 == 1, 1.0, -1.0))
+    d = Dashboard()
+    d.model.dataset = "moons"  # the preset: LS-SVM, its three methods, the boundary view
+    assert d.model.problem == "lssvm" and len(d.model.specs) == 3
+    assert isinstance(d.boundary_plot, BoundaryPlot)
+    # A Gaussian kernel separates the moons: the LS-SVM solution beats any line.
+    pb = build_problem("lssvm", load_dataset("moons"), C=10.0, sigma2=0.1)
+    solver, _ = _solve(pb, "cg-reduced", tol=1e-8)
+    acc = np.mean(np.sign(pb.decision_function(pb.X, solver.iterate())) == pb.y)
+    from sklearn.svm import LinearSVC
+
+    linear = LinearSVC(C=10.0).fit(pb.X, pb.y).score(pb.X, pb.y)
+    assert acc >= 0.97 > linear

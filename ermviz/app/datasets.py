@@ -80,6 +80,18 @@ DATASET_PRESETS: dict[str, dict[str, Any]] = {
         "max_time": 30.0,
         "animate": True,
     },
+    # A nonlinear boundary in the plane: the Teaching view draws each LS-SVM run's.
+    "moons": {
+        "problem": "lssvm",
+        "problem_settings": {"C": 10.0, "sigma2": 0.1},
+        "standardize": False,
+        "normalize": False,
+        "test_size": 0.0,
+        "tol": 1e-10,
+        "max_iter": 100_000_000,
+        "max_time": 30.0,
+        "animate": False,
+    },
     "toy-2d": {
         "problem": "logreg-l1",
         "problem_settings": {"radius": 3.0},

@@ -1,6 +1,6 @@
 """Bundled datasets: scikit-learn's small sets and seeded generators, no data file.
 
-**Bundled names** (``wdbc``, ``blobs``, ``sparse-synthetic``, ``toy-2d``,
+**Bundled names** (``wdbc``, ``blobs``, ``sparse-synthetic``, ``toy-2d``, ``moons``,
 ``toy-simplex-3``, ``toy-simplex-4``, ``sk-diabetes``, ``friedman``) never touch a data
 file: they come from scikit-learn or from seeded generators. Each result is cached in
 memory per name and arguments.
@@ -107,6 +107,19 @@ def _make_toy_2d(
     return _make_blobs(n=n, p=2, separation=separation, seed=seed)
 
 
+def _make_moons(
+    n: int = 300, noise: float = 0.2, seed: int = 0
+) -> tuple[np.ndarray, np.ndarray]:
+    """Two interleaving half circles (``sklearn.datasets.make_moons``), labels -1/+1: no
+    line separates them, a Gaussian kernel does (the LS-SVM teaching set)."""
+    from sklearn.datasets import make_moons
+
+    n = _int_arg("n", n, 4)
+    noise = _float_arg("noise", noise, 0.0, 1e3)
+    X, y = make_moons(n_samples=n, noise=noise, random_state=_int_arg("seed", seed, 0))
+    return X, np.where(y == 1, 1.0, -1.0)
+
+
 # Canonical simplex toys: separable, both classes present, easy to draw.
 _SIMPLEX_POINTS = {
     3: ([[1.0, 2.0], [2.0, 0.5], [-1.0, -1.0]], [1.0, 1.0, -1.0]),
@@ -206,6 +219,13 @@ _BUNDLED: dict[str, _Bundled] = {
         2,
         "Two small Gaussian blobs in the plane (n, separation, seed).",
         _make_toy_2d,
+    ),
+    "moons": _Bundled(
+        "binary",
+        300,
+        2,
+        "Two interleaving half circles in the plane, not linearly separable (n, noise, seed).",
+        _make_moons,
     ),
     "toy-simplex-3": _Bundled(
         "binary", 3, 2, "Three points: the SVM dual is a triangle (seed).", _make_toy_simplex_3
