@@ -75,6 +75,11 @@ class Solver(ABC):
         """A copy of the active-set weights (one per atom); empty if the method has none."""
         return np.zeros(0)
 
+    def interrupt(self, flag: bool) -> None:
+        """Ask a long ``advance`` call to return early (True: pause or stop requested from
+        another thread; False: resumed). Methods whose calls are always short ignore it."""
+        return None
+
     def decision_state(self) -> Any:
         """What the problem's :meth:`Problem.decision_plane` needs to evaluate the current
         model (cheap; read from the dashboard while the run goes); None by default."""

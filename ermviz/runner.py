@@ -235,15 +235,18 @@ class Run:
         if self.status == "running":
             self._resume.clear()
             self.status = "paused"
+            self.solver.interrupt(True)
 
     def resume(self) -> None:
         if self.status == "paused":
             self.status = "running"
+        self.solver.interrupt(False)
         self._resume.set()
 
     def stop(self) -> None:
         """End the run (status ``stopped``); its trace is kept, ending with the last iterate."""
         self._stop.set()
+        self.solver.interrupt(True)
         self._resume.set()
 
     def join(self, timeout: float | None = None) -> bool:

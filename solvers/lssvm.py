@@ -56,7 +56,8 @@ I_KEVALS = 3  # kernel evaluations (the paper's count)
 I_CACHED = 4  # 1: the kernel matrix is in ``Kc``; 0: computed on the fly
 I_PAIR = 5  # SMO: 0 maximal violating pair, 1 second-order choice of j
 I_KCOMPUTED = 6  # kernel values actually computed by the iterations (cache misses)
-N_ISTATE = 7
+I_ABORT = 7  # set from another thread: a product on the fly returns early (pause, stop)
+N_ISTATE = 8
 
 # Float state.
 F_INVC = 0  # 1 / C
@@ -154,7 +155,9 @@ def q_product(X, sq, Kc, istate, fstate, v, out, xj, col):
     """``out = Q v = K v + v / C`` from the upper triangle of K only: entry ``K_ij``,
     ``j >= i``, adds to both ``out_i`` and ``out_j``, so a product on the fly computes the
     ``n (n + 1) / 2`` entries it counts, and the cached matrix is read in the same order
-    (identical results either way)."""
+    (identical results either way). Returns False, with ``out`` incomplete, when
+    ``I_ABORT`` is set during a product on the fly (it is read once per row: a product of
+    n = 5e4 on the fly takes minutes, and pause and stop must not wait for it)."""
     n = v.shape[0]
     invc = fstate[F_INVC]
     cached = istate[I_CACHED] != 0
@@ -164,6 +167,8 @@ def q_product(X, sq, Kc, istate, fstate, v, out, xj, col):
         if cached:
             k = Kc[i]
         else:
+            if istate[I_ABORT] != 0:
+                return False
             kernel_column_from(X, sq, fstate[F_INV2S], i, i, xj, col)
             istate[I_KCOMPUTED] += n - i
             k = col
@@ -177,6 +182,7 @@ def q_product(X, sq, Kc, istate, fstate, v, out, xj, col):
     for i in range(n):
         out[i] += v[i] * invc
     istate[I_KEVALS] += n * (n + 1) // 2
+    return True
 
 
 @njit(cache=True)
@@ -248,6 +254,14 @@ def _close_row(rec, row, step, kind, istate):
 
 
 @njit(cache=True)
+def _aborted(row, istate):
+    """An interrupted product: drop the row opened (no step was taken; the next call opens
+    it again at the same iterate) and return the rows before it, status running."""
+    istate[I_STATUS] = STATUS_RUNNING
+    return row
+
+
+@njit(cache=True)
 def _nonzeros(a):
     c = 0
     for i in range(a.shape[0]):
@@ -289,8 +303,11 @@ def cg_two_advance(
         _combine(eta, nu, r1, r2, alpha, F)
         if _open_row(rec, row, y, alpha, F, istate, fstate):
             return row + 1
-        q_product(X, sq, Kc, istate, fstate, p1, q1, xj, col)
-        q_product(X, sq, Kc, istate, fstate, p2, q2, xj, col)
+        if not (
+            q_product(X, sq, Kc, istate, fstate, p1, q1, xj, col)
+            and q_product(X, sq, Kc, istate, fstate, p2, q2, xj, col)
+        ):
+            return _aborted(row, istate)
         pq1 = 0.0
         pq2 = 0.0
         for i in range(n):
@@ -339,9 +356,11 @@ def reduced_product(X, sq, Kc, istate, fstate, v, vbar, u, out, xj, col):
         vbar[i] = v[i]
         s += v[i]
     vbar[m] = -s
-    q_product(X, sq, Kc, istate, fstate, vbar, u, xj, col)
+    if not q_product(X, sq, Kc, istate, fstate, vbar, u, xj, col):
+        return False
     for i in range(m):
         out[i] = u[i] - u[m]
+    return True
 
 
 @njit(cache=True, nogil=True)
@@ -366,7 +385,8 @@ def cg_reduced_advance(X, sq, Kc, xj, y, at, r, p, q, vbar, u, alpha, F, istate,
         F[m] = fn
         if _open_row(rec, row, y, alpha, F, istate, fstate):
             return row + 1
-        reduced_product(X, sq, Kc, istate, fstate, p, vbar, u, q, xj, col)
+        if not reduced_product(X, sq, Kc, istate, fstate, p, vbar, u, q, xj, col):
+            return _aborted(row, istate)
         pq = 0.0
         for i in range(m):
             pq += p[i] * q[i]

@@ -432,3 +432,49 @@ def test_moons_is_bundled_and_opens_the_ls_svm_boundary_view():
 
     linear = LinearSVC(C=10.0).fit(pb.X, pb.y).score(pb.X, pb.y)
     assert acc >= 0.97 > linear
+
+
+@pytest.mark.parametrize("method", ["cg-reduced", "cg-two-system"])
+def test_pause_and_stop_interrupt_a_product_computed_on_the_fly(method):
+    # n = 20 000 on the fly: one product is 2e8 kernel values (over a second). Pause and
+    # stop must not wait for it; a cut product is redone, so the step is unchanged.
+    import time
+
+    from solvers import lssvm as lk
+
+    n = 20_000
+    rng = np.random.default_rng(8)
+    X = rng.normal(size=(n, 2))
+    y = np.where(X[:, 0] + 0.3 * rng.normal(size=n) > 0, 1.0, -1.0)
+    ds = Dataset(name="big2d", X=X, y=y, task="binary", source="test")
+    pb = build_problem("lssvm", ds, C=1.0, sigma2=1.0, kernel_cache_mb=0.0)
+    per_iteration = n * (n + 1) // 2 * (2 if method == "cg-two-system" else 1)
+
+    run = Run(build_solver(pb, method, "cg", {}, 1e-12), Budget(max_iter=1, max_time=600))
+    run.start()
+    time.sleep(0.3)
+    run.pause()
+    time.sleep(0.3)  # the kernel notices at its next kernel column
+    computed = int(run.solver.istate[lk.I_KCOMPUTED])
+    assert 0 < computed < per_iteration  # cut inside the first iteration's products
+    time.sleep(0.3)
+    assert int(run.solver.istate[lk.I_KCOMPUTED]) == computed  # idle while paused
+    run.resume()
+    assert run.join(300)
+    frame = run.frame()
+    assert run.status == "max_iter" and frame["iteration"].tolist() == [0, 1]
+    assert frame["kernel_evals"].iloc[-1] == per_iteration  # the paper's count: one step
+    assert frame["kernel_computed"].iloc[-1] == per_iteration + computed  # cut one redone
+    # The recorded D after the step is the reference D at that alpha (a cut product left
+    # in the CG state would break this).
+    alpha = run.solver.iterate()
+    assert np.abs(alpha).max() > 0
+    assert frame["dual_objective"].iloc[-1] == pytest.approx(pb.objective(alpha), rel=1e-9)
+
+    stop = Run(build_solver(pb, method, "cg", {}, 1e-12), Budget(max_time=600))
+    stop.start()
+    time.sleep(0.3)
+    stop.stop()
+    assert stop.join(60) and stop.status == "stopped"
+    last = stop.trace.last()
+    assert last["iteration"] == 0 and last["kernel_computed"] < per_iteration

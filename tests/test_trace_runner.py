@@ -253,7 +253,11 @@ def test_evaluation_time_is_excluded_from_solver_time():
     run.stop()
     run.join(5)
     assert run.trace.appended >= 5
-    assert run.time_s < 0.02 and run.cpu_s < 0.02
+    # Evaluation is nearly all of the wall time; without the exclusion solver time would
+    # be about wall_s. (Not an absolute bound: on a loaded machine the runner's own
+    # bookkeeping between chunks waits for the GIL, seen at > 20 ms in total.)
+    assert run.wall_s >= 0.2
+    assert run.time_s < 0.2 * run.wall_s and run.cpu_s < 0.2 * run.wall_s
 
 
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="per-thread niceness is Linux's")

@@ -61,8 +61,8 @@ STEP_RULES: dict[str, StepRuleSpec] = {
 #: 2-core AMD EPYC test machine: 1.6e-8 s at p = 22, 3.5e-8 s at p = 100); used only to
 #: warn before a run, so a factor of two either way does not matter.
 EVAL_SECONDS = (8e-9, 2.7e-10)
-#: A CG iteration on the fly longer than this is refused: pause and stop act between
-#: iterations, so the dashboard would stop answering for that long.
+#: A CG iteration on the fly longer than this is refused: CG needs tens to hundreds of
+#: iterations, so the run would take hours (pause and stop interrupt a product anyway).
 MAX_ITERATION_SECONDS = 30.0
 
 
@@ -122,7 +122,7 @@ class LssvmSolver(Solver):
                 f"{self.name}: the {n} x {n} kernel matrix ({matrix_mb:,.0f} MB) "
                 f"does not fit kernel_cache_mb={problem.settings['kernel_cache_mb']:g}, and "
                 f"computing it on the fly would take about {seconds:,.0f} s per CG iteration "
-                f"(stop and pause act between iterations); set kernel_cache_mb >= "
+                f"(CG needs tens to hundreds: hours); set kernel_cache_mb >= "
                 f"{matrix_mb * 1.05:,.0f} if memory allows, use method smo, or subsample "
                 "the data"
             )
@@ -181,6 +181,11 @@ class LssvmSolver(Solver):
         alpha, bias = self.decision_state()
         self.problem.remember_bias(alpha, bias)
         return alpha
+
+    def interrupt(self, flag: bool) -> None:
+        """Make a product computed on the fly return early (its iteration is redone by
+        the next call): pause and stop then act within one kernel column."""
+        self.istate[k.I_ABORT] = 1 if flag else 0
 
     def _current_alpha(self) -> np.ndarray:
         """``alpha`` of the state after the last step (SMO steps ``alpha`` itself)."""
