@@ -107,9 +107,7 @@ def _make_toy_2d(
     return _make_blobs(n=n, p=2, separation=separation, seed=seed)
 
 
-def _make_moons(
-    n: int = 300, noise: float = 0.2, seed: int = 0
-) -> tuple[np.ndarray, np.ndarray]:
+def _make_moons(n: int = 300, noise: float = 0.2, seed: int = 0) -> tuple[np.ndarray, np.ndarray]:
     """Two interleaving half circles (``sklearn.datasets.make_moons``), labels -1/+1: no
     line separates them, a Gaussian kernel does (the LS-SVM teaching set)."""
     from sklearn.datasets import make_moons
