@@ -75,6 +75,13 @@ class Solver(ABC):
         """A copy of the active-set weights (one per atom); empty if the method has none."""
         return np.zeros(0)
 
+    def set_budget(self, budget: Any) -> bool:
+        """The run's :class:`~ermviz.runner.Budget`, given before it starts. A method that
+        enforces its work budget (``max_work``) itself, stopping exactly before a step
+        that would exceed it, returns True (and raises SettingError when not even one
+        step fits); by default False: the runner stops the run between chunks."""
+        return False
+
     def interrupt(self, flag: bool) -> None:
         """Ask a long ``advance`` call to return early (True: pause or stop requested from
         another thread; False: resumed). Methods whose calls are always short ignore it."""

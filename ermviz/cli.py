@@ -82,7 +82,20 @@ def build_parser() -> argparse.ArgumentParser:
         help="maximum wall seconds of the run, certificate evaluations included "
         "(default: no limit)",
     )
-    r.add_argument("--seed", type=_int, default=0, help="seed of the train/test split")
+    r.add_argument(
+        "--max-samples",
+        type=_float,
+        default=None,
+        help="stochastic methods: stop before a step would draw more than this many inner "
+        "samples (the trace's `samples`)",
+    )
+    r.add_argument(
+        "--seed",
+        type=_int,
+        default=0,
+        help="seed of the train/test split, and of a stochastic method's samples (unless "
+        "--set seed= says otherwise)",
+    )
     r.add_argument(
         "--test-size",
         type=_float,
@@ -164,6 +177,7 @@ def _cmd_run(args: argparse.Namespace) -> int:
         max_iter=NO_ITER_LIMIT if args.max_iter is None else args.max_iter,
         max_time=args.max_time,
         max_wall=args.max_wall,
+        max_work=None if args.max_samples is None else ("samples", args.max_samples),
     )
     prep = Preprocessing(
         standardize=args.standardize,
@@ -179,6 +193,8 @@ def _cmd_run(args: argparse.Namespace) -> int:
         args.dataset, args.problem, args.method, args.step or "", settings, budget, prep
     )
     spec = get_method(cfg.method)
+    if "seed" not in cfg.settings and any(s.name == "seed" for s in spec.settings):
+        cfg.settings["seed"] = args.seed  # a stochastic method follows --seed
     validate_method_side(cfg)  # bad names and settings fail before the data are loaded
     problem = make_problem(cfg)
     # Warnings about the set-up go out before the solver is built (compilation may take

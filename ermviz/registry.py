@@ -27,6 +27,7 @@ FAMILIES: tuple[str, ...] = (
     "ermviz.families.frank_wolfe",
     "ermviz.families.plq",
     "ermviz.families.tufw",
+    "ermviz.families.cso",
     "ermviz.families.lssvm",
 )
 

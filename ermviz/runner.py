@@ -41,6 +41,7 @@ from solvers.tags import (
     KERNEL_STATUS_NAMES,
     STATUS_CONVERGED,
     STATUS_MAX_ITER,
+    STATUS_MAX_WORK,
     STATUS_NONFINITE,
     STATUS_RUNNING,
     STATUS_STALLED,
@@ -199,6 +200,9 @@ class Run:
                 f"max-work counter {self.budget.max_work[0]!r} is not recorded by this method; "
                 f"its counters: {', '.join(extras) or 'none'}"
             )
+        # True: the method stops itself exactly at its work budget (e.g. SAA spends all
+        # its samples first and then keeps solving on them).
+        self._work_in_solver = bool(solver.set_budget(self.budget))
         self.status = "ready"
         self.message = ""
         self.time_s = 0.0
@@ -307,7 +311,11 @@ class Run:
             if budget.max_wall is not None and self.wall_s >= budget.max_wall:
                 self._final_row("max_time", f"reached max_wall={budget.max_wall:g} s of wall time")
                 return
-            if budget.max_work is not None and self._work_done() >= budget.max_work[1]:
+            if (
+                budget.max_work is not None
+                and not self._work_in_solver
+                and self._work_done() >= budget.max_work[1]
+            ):
                 name, limit = budget.max_work
                 self._final_row("max_work", f"reached {name}={limit:g}")
                 return
@@ -392,6 +400,13 @@ class Run:
                     f"{cert:.3g}); the tolerance may be below what float64 resolves for this "
                     "step rule"
                 )
+        elif kstatus == STATUS_MAX_WORK:
+            self.status = "max_work"
+            if self.budget.max_work is not None:
+                name, limit = self.budget.max_work
+                self.message = f"reached {name}={limit:g} (no further step fits in it)"
+            else:
+                self.message = "the method's sample is used up"
         elif kstatus == STATUS_NONFINITE:
             self.status = "error"
             self.message = (

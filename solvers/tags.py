@@ -39,6 +39,7 @@ STATUS_CONVERGED = 1  # certificate <= tolerance
 STATUS_MAX_ITER = 2  # reached the iteration the runner asked it to stop at
 STATUS_STALLED = 3  # the step rule returned no progress (e.g. Armijo exhausted)
 STATUS_NONFINITE = 4  # NaN or inf in the objective or certificate
+STATUS_MAX_WORK = 5  # the work budget (e.g. samples) leaves no room for another step
 
 KERNEL_STATUS_NAMES = {
     STATUS_RUNNING: "running",
@@ -46,4 +47,5 @@ KERNEL_STATUS_NAMES = {
     STATUS_MAX_ITER: "max_iter",
     STATUS_STALLED: "stalled",
     STATUS_NONFINITE: "error",
+    STATUS_MAX_WORK: "max_work",
 }

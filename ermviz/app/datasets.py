@@ -92,6 +92,19 @@ DATASET_PRESETS: dict[str, dict[str, Any]] = {
         "max_time": 30.0,
         "animate": False,
     },
+    # Conditional stochastic optimization: BSGD, BSpiderBoost and SAA on invariant logistic
+    # regression (the paper's middle noise ratio); plot against samples to compare budgets.
+    "cso-synthetic": {
+        "problem": "invariant-logreg",
+        "problem_settings": {"noise_ratio": 10.0},
+        "standardize": False,
+        "normalize": False,
+        "test_size": 0.0,
+        "tol": 1e-8,
+        "max_iter": 100_000_000,
+        "max_time": 10.0,
+        "animate": False,
+    },
     "toy-2d": {
         "problem": "logreg-l1",
         "problem_settings": {"radius": 3.0},

@@ -1,6 +1,7 @@
 """Bundled datasets: scikit-learn's small sets and seeded generators, no data file.
 
 **Bundled names** (``wdbc``, ``blobs``, ``sparse-synthetic``, ``toy-2d``, ``moons``,
+``cso-synthetic``,
 ``toy-simplex-3``, ``toy-simplex-4``, ``sk-diabetes``, ``friedman``) never touch a data
 file: they come from scikit-learn or from seeded generators. Each result is cached in
 memory per name and arguments.
@@ -118,6 +119,24 @@ def _make_moons(n: int = 300, noise: float = 0.2, seed: int = 0) -> tuple[np.nda
     return X, np.where(y == 1, 1.0, -1.0)
 
 
+def _make_cso_synthetic(
+    n: int = 1_000_000, d: int = 10, sigma1_sq: float = 1.0, seed: int = 0
+) -> tuple[np.ndarray, np.ndarray]:
+    """The invariant logistic regression model of Hu, Chen & He (NeurIPS 2020; ALGORITHMS.md
+    F.2): ``a ~ N(0, sigma1_sq I_d)``, a hidden ``x_true ~ N(0, I_d)``, ``b = +1`` with
+    probability ``sigma(a^T x_true)``, else -1. The rows are the outer distribution of
+    the problem ``invariant-logreg`` (its noisy inner samples are drawn by the solvers)."""
+    n = _int_arg("n", n, 2)
+    d = _int_arg("d", d, 1)
+    sigma1_sq = _float_arg("sigma1_sq", sigma1_sq, 0.0, 1e6)
+    rng = _rng(seed)
+    x_true = rng.standard_normal(d)
+    A = math.sqrt(sigma1_sq) * rng.standard_normal((n, d))
+    prob = 0.5 * (1.0 + np.tanh(0.5 * (A @ x_true)))
+    b = np.where(rng.random(n) < prob, 1.0, -1.0)
+    return A, b
+
+
 # Canonical simplex toys: separable, both classes present, easy to draw.
 _SIMPLEX_POINTS = {
     3: ([[1.0, 2.0], [2.0, 0.5], [-1.0, -1.0]], [1.0, 1.0, -1.0]),
@@ -224,6 +243,14 @@ _BUNDLED: dict[str, _Bundled] = {
         2,
         "Two interleaving half circles in the plane, not linearly separable (n, noise, seed).",
         _make_moons,
+    ),
+    "cso-synthetic": _Bundled(
+        "binary",
+        1_000_000,
+        10,
+        "Invariant logistic regression's model (Hu, Chen & He 2020): Gaussian features, "
+        "logistic labels from a hidden x_true (n, d, sigma1_sq, seed).",
+        _make_cso_synthetic,
     ),
     "toy-simplex-3": _Bundled(
         "binary", 3, 2, "Three points: the SVM dual is a triangle (seed).", _make_toy_simplex_3

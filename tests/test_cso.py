@@ -1,0 +1,188 @@
+"""Conditional stochastic optimization family (solvers/cso.py, ermviz/families/cso/)
+against independent references.
+
+* the biased estimator (3) is the exact gradient of the surrogate it defines (finite
+  differences on a fixed draw);
+* F(x*) from our Newton solve matches scikit-learn's unpenalized LogisticRegression on the
+  same evaluation sample; the sample generator's normals and uniforms pass scipy's KS test;
+* BSpiderBoost's estimate at each epoch start is the mean estimator over that epoch's
+  draws (replayed from the counter-based stream); with a large inner batch BSGD's average
+  approaches the SAA solution;
+* a run is bit-for-bit reproducible from its seed, alone or raced beside other runs; the
+  samples budget is exact; bad input gives one-line errors.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+
+import numpy as np
+import pytest
+import scipy.stats
+
+from ermviz.data import load_dataset
+from ermviz.registry import build_problem, build_solver
+from ermviz.runner import Budget, Run
+from solvers import cso as k
+
+BSGD = {"inner_batch": 5, "gamma": 0.1, "inner_growth": 0.0, "output": "average", "seed": 0}
+SPIDER = {"inner_batch": 5, "q": 4, "n1": 50, "n2": 5, "gamma": 0.5, "seed": 0}
+
+
+@pytest.fixture(scope="module")
+def problem():
+    ds = load_dataset("cso-synthetic", n=20_000, d=5, seed=1)
+    return build_problem("invariant-logreg", ds, noise_ratio=10.0)
+
+
+def _run(pb, method, step, settings, samples, tol=0.0):
+    solver = build_solver(pb, method, step, settings, tol)
+    run = Run(solver, Budget(tol=max(tol, 1e-300), max_time=120, max_work=("samples", samples)))
+    run.run()
+    return solver, run
+
+
+def test_uniforms_and_normals_follow_their_laws():
+    istate = np.zeros(k.N_ISTATE, dtype=np.int64)
+    key = np.uint64(12345)
+    u = np.array([k.uniform(key, istate) for _ in range(20_000)])
+    z = np.array([k.normal(key, istate) for _ in range(20_000)])
+    assert scipy.stats.kstest(u, "uniform").pvalue > 1e-3
+    assert scipy.stats.kstest(z, "norm").pvalue > 1e-3
+    assert istate[k.I_CTR] == 20_000 + 2 * 20_000  # two uniforms per normal
+
+
+def test_the_estimator_is_the_exact_gradient_of_its_surrogate(problem):
+    pb = problem
+    rng = np.random.default_rng(0)
+    x = rng.normal(size=pb.d)
+    l2 = 0.3
+    for m in (1, 7):
+        istate = np.zeros(k.N_ISTATE, dtype=np.int64)
+        eta = np.zeros(pb.d)
+        b = k.draw_pair(pb.A, pb.y, np.uint64(9), istate, m, 2.0, eta)
+        assert istate[k.I_SAMPLES] == m
+        g = k.estimator_coef(x, eta, b) * eta + l2 * x
+
+        def surrogate(v, eta=eta, b=b):
+            return np.logaddexp(0.0, -b * eta @ v) + 0.5 * l2 * v @ v
+
+        h = 1e-6
+        fd = np.array(
+            [(surrogate(x + h * e) - surrogate(x - h * e)) / (2 * h) for e in np.eye(pb.d)]
+        )
+        np.testing.assert_allclose(g, fd, rtol=1e-6, atol=1e-9)
+
+
+def test_f_star_matches_scikit_learn_logistic_regression(problem):
+    from sklearn.linear_model import LogisticRegression
+
+    pb = problem
+    ref = LogisticRegression(C=np.inf, fit_intercept=False, tol=1e-12, max_iter=10_000)
+    ref.fit(pb.X_eval, pb.y_eval)
+    w = ref.coef_.ravel()
+    assert pb.f_star == pytest.approx(pb.objective(w), rel=1e-6)
+    np.testing.assert_allclose(pb.x_star, w, rtol=1e-4, atol=1e-6)
+    assert np.linalg.norm(pb.gradient(pb.x_star)) <= 1e-10
+
+
+def test_spiderboost_restarts_each_epoch_from_the_mean_estimator(problem):
+    pb = problem
+    solver = build_solver(pb, "bspiderboost", "fixed", SPIDER, 0.0)
+    q, n1, m = SPIDER["q"], SPIDER["n1"], SPIDER["inner_batch"]
+    for epoch in range(2):
+        solver._steps(epoch * q)  # up to the epoch's first step
+        x0 = solver.x.copy()
+        replay = solver.istate.copy()
+        solver._steps(epoch * q + 1)  # the epoch-start step
+        eta = np.zeros(pb.d)
+        grads = []
+        for _ in range(n1):
+            b = k.draw_pair(pb.A, pb.y, solver.key, replay, m, float(solver.fstate[2]), eta)
+            grads.append(k.estimator_coef(x0, eta, b) * eta)
+        np.testing.assert_allclose(solver.v, np.mean(grads, axis=0), rtol=1e-12, atol=1e-15)
+        # The step drew exactly those samples: the stream is where the replay ended.
+        assert replay[k.I_CTR] == solver.istate[k.I_CTR]
+        assert (
+            replay[k.I_SAMPLES]
+            == solver.istate[k.I_SAMPLES]
+            == (epoch + 1) * n1 * m + epoch * (q - 1) * SPIDER["n2"] * m
+        )
+
+
+def test_bsgd_with_a_large_inner_batch_approaches_the_saa_solution():
+    ds = load_dataset("cso-synthetic", n=50_000, d=5, seed=2)
+    pb = build_problem("invariant-logreg", ds, noise_ratio=1.0)
+    budget = 4_000_000
+    bsgd = dict(BSGD, inner_batch=200, gamma=0.05)  # (constant-step SGD's bias is O(gamma))
+    _, run_b = _run(pb, "bsgd", "fixed", bsgd, budget)
+    saa_solver, run_s = _run(
+        pb, "saa", "newton-ls", {"inner_batch": 200, "outer": 0, "seed": 1}, budget
+    )
+    x_b, x_s = run_b.solver.iterate(), saa_solver.iterate()
+    scale = np.linalg.norm(pb.x_star)
+    assert np.linalg.norm(x_b - x_s) <= 0.08 * scale  # measured 0.01-0.03 over seeds
+    assert run_b.frame()["certificate"].iloc[-1] <= 1e-3
+    assert run_s.frame()["samples"].iloc[-1] == budget  # outer = budget // m, all drawn
+
+
+def test_the_samples_budget_is_exact_and_counted(problem):
+    for m, budget in ((5, 100_000), (7, 100_000)):
+        _, run = _run(problem, "bsgd", "fixed", dict(BSGD, inner_batch=m), budget)
+        frame = run.frame()
+        assert run.status == "max_work"
+        assert frame["samples"].iloc[-1] == budget // m * m  # never more than the budget
+        assert (frame["samples"] == frame["iteration"] * m).all()
+        assert frame["inner_batch"].iloc[-1] == m
+
+
+def test_a_run_is_bit_for_bit_reproducible_alone_or_raced(problem):
+    _, alone = _run(problem, "bsgd", "fixed", dict(BSGD, seed=7), 200_000)
+    runs = [
+        Run(
+            build_solver(problem, "bsgd", "fixed", dict(BSGD, seed=s), 0.0),
+            Budget(tol=1e-300, max_time=120, max_work=("samples", 200_000)),
+        )
+        for s in (7, 8, 7)
+    ]
+    threads = [threading.Thread(target=r.run) for r in runs]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    ref = alone.frame()[["iteration", "objective", "samples"]].to_numpy()
+    for r in (runs[0], runs[2]):
+        np.testing.assert_array_equal(
+            r.frame()[["iteration", "objective", "samples"]].to_numpy(), ref
+        )
+    other = runs[1].frame()["objective"].to_numpy()
+    assert not np.array_equal(other, ref[: other.size, 1])  # another seed, another run
+
+
+def test_cli_contract_and_bad_input(capsys):
+    from ermviz.cli import main
+
+    argv = ["run", "--dataset", "cso-synthetic", "--problem", "invariant-logreg"]
+    argv += ["--set", "noise_ratio=100", "--method", "bsgd", "--set", "inner_batch=50"]
+    argv += ["--max-samples", "200000", "--seed", "3", "--no-progress"]
+    assert main(argv) == 0
+    out = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
+    assert out["certificate_kind"] == "opt_gap_estimate" and out["samples"] == 200_000
+    assert out["status"] == "max_work" and out["gap"] == pytest.approx(
+        out["objective"] - out["f_star"], abs=1e-12
+    )
+    bad = [
+        (["--set", "inner_batch=0"], "inner_batch=0 is out of range"),
+        (["--set", "noise_ratio=-1"], "noise_ratio=-1 is out of range"),
+        (["--set", "inner_batch=50", "--max-samples", "10"], "smaller than one step"),
+    ]
+    base = ["run", "--dataset", "cso-synthetic", "--problem", "invariant-logreg"]
+    base += ["--method", "bsgd", "--no-progress"]
+    for extra, message in bad:
+        assert main(base + extra) != 0
+        err = capsys.readouterr().err.strip().splitlines()
+        assert len(err) == 1 and message in err[0], err
+    assert main(["run", "--dataset", "sk-diabetes", "--problem", "invariant-logreg",
+                 "--method", "bsgd", "--no-progress"]) != 0  # fmt: skip
+    assert "binary classification" in capsys.readouterr().err
