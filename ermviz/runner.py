@@ -38,6 +38,7 @@ from ermviz.base import Solver
 from ermviz.errors import SettingError
 from ermviz.trace import Trace
 from solvers.tags import (
+    BASE_COLUMNS,
     KERNEL_STATUS_NAMES,
     STATUS_CONVERGED,
     STATUS_MAX_ITER,
@@ -481,7 +482,7 @@ class Run:
         }
 
 
-_SOLVER_BASE = ("iteration", "objective", "certificate", "step_size", "step_type", "active_size")
+_SOLVER_BASE = BASE_COLUMNS
 
 
 def versions() -> dict[str, str]:

@@ -54,6 +54,7 @@ from solvers.steps import (
     step_size,
 )
 from solvers.tags import (
+    BASE_COLUMNS,
     STATUS_CONVERGED,
     STATUS_MAX_ITER,
     STATUS_NONFINITE,
@@ -93,12 +94,7 @@ REC_ACTIVE = 5
 REC_GRAD_EVALS = 6
 REC_FUN_EVALS = 7
 FW_RECORD_COLUMNS = (
-    "iteration",
-    "objective",
-    "certificate",
-    "step_size",
-    "step_type",
-    "active_size",
+    *BASE_COLUMNS,
     "grad_evals",
     "fun_evals",
 )

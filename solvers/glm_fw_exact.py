@@ -57,6 +57,7 @@ from solvers.glm_fw_state import (
 from solvers.glm_losses import _line_value, loss_pass
 from solvers.linalg import rmatvec, row_axpy, row_dot
 from solvers.tags import (
+    BASE_COLUMNS,
     STATUS_CONVERGED,
     STATUS_MAX_ITER,
     STATUS_NONFINITE,
@@ -82,12 +83,7 @@ OUT_PASSES = 11
 OUT_GRAD_EVALS = 12
 OUT_FUN_EVALS = 13
 OUT_COLUMNS = (
-    "iteration",
-    "objective",
-    "certificate",
-    "step_size",
-    "step_type",
-    "active_size",
+    *BASE_COLUMNS,
     "fw_gap",
     "avg_fw_gap",
     "est_gap",

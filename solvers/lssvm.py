@@ -39,6 +39,7 @@ from numba import njit
 from solvers.gram_cache import lru_slot
 from solvers.linalg import n_rows, row_axpy, row_dot_long
 from solvers.tags import (
+    BASE_COLUMNS,
     STATUS_CONVERGED,
     STATUS_MAX_ITER,
     STATUS_NONFINITE,
@@ -70,12 +71,7 @@ N_FSTATE = 6
 
 # Record columns.
 COLUMNS = (
-    "iteration",
-    "objective",
-    "certificate",
-    "step_size",
-    "step_type",
-    "active_size",
+    *BASE_COLUMNS,
     "kernel_evals",
     "dual_objective",
     "primal_objective",

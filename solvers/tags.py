@@ -6,6 +6,10 @@ the runner turns them into the names that appear in traces.
 
 from __future__ import annotations
 
+#: The first six record columns every kernel writes, in this order; a family appends its
+#: own counters after them.
+BASE_COLUMNS = ("iteration", "objective", "certificate", "step_size", "step_type", "active_size")
+
 # Step types: what the step taken from the recorded iterate was (FrankWolfe.jl-style tags).
 STEP_NONE = 0  # no step taken from this iterate (final row: converged, budget, stop)
 STEP_FW = 1  # toward the LMO vertex

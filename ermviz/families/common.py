@@ -6,6 +6,7 @@ imports only what it uses; nothing here knows any family.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -48,6 +49,16 @@ def check_binary(ds: Any, problem: str) -> None:
             f"{problem} needs labels -1/+1 with both classes present; {ds.name!r} has "
             f"labels {labels[:5].tolist()}"
         )
+
+
+def solver_factory(cls: type) -> Callable[[Any, str, dict[str, Any], float], Any]:
+    """A :class:`~ermviz.base.MethodSpec` factory building ``cls(problem, step, settings,
+    tol)`` (every family's solver classes take these four arguments)."""
+
+    def build(problem: Any, step: str, settings: dict[str, Any], tol: float) -> Any:
+        return cls(problem, step, settings, tol)
+
+    return build
 
 
 def append_ones(X: np.ndarray | sp.csr_matrix) -> np.ndarray | sp.csr_matrix:

@@ -29,10 +29,12 @@ import numpy as np
 
 from ermviz.base import MethodSpec, Solver, StepRuleSpec
 from ermviz.errors import SettingError
+from ermviz.families.common import solver_factory
 from ermviz.families.cso.problem import InvariantLogregProblem
 from ermviz.settings import Setting
 from solvers import cso as k
 from solvers.tags import (
+    BASE_COLUMNS,
     STATUS_CONVERGED,
     STATUS_MAX_ITER,
     STATUS_MAX_WORK,
@@ -81,16 +83,7 @@ _INNER = Setting(
 class CsoSolver(Solver):
     """Shared state, checkpoints and evaluation of the three methods."""
 
-    columns = (
-        "iteration",
-        "objective",
-        "certificate",
-        "step_size",
-        "step_type",
-        "active_size",
-        "samples",
-        "inner_batch",
-    )
+    columns = (*BASE_COLUMNS, "samples", "inner_batch")
     certificate_kind = "opt_gap_estimate"
     summary_columns = ("samples",)
     step_kind = STEP_SGD
@@ -341,13 +334,6 @@ def _saa_value(E: np.ndarray, b: np.ndarray, x: np.ndarray, l2: float) -> float:
     return float(np.mean(np.logaddexp(0.0, s)) + 0.5 * l2 * (x @ x))
 
 
-def _build(cls):
-    def build(problem: Any, step: str, settings: dict[str, Any], tol: float) -> Solver:
-        return cls(problem, step, settings, tol)
-
-    return build
-
-
 _SEED = Setting("seed", "int", 0, "seed of the run's sample stream", low=0)
 _PROBLEMS = (InvariantLogregProblem.name,)
 METHODS: dict[str, MethodSpec] = {
@@ -377,7 +363,7 @@ METHODS: dict[str, MethodSpec] = {
             _SEED,
         ),
         REFERENCES["bsgd"],
-        _build(BsgdSolver),
+        solver_factory(BsgdSolver),
     ),
     "bspiderboost": MethodSpec(
         "bspiderboost",
@@ -393,7 +379,7 @@ METHODS: dict[str, MethodSpec] = {
             _SEED,
         ),
         REFERENCES["bspiderboost"],
-        _build(SpiderSolver),
+        solver_factory(SpiderSolver),
     ),
     "saa": MethodSpec(
         "saa",
@@ -415,6 +401,6 @@ METHODS: dict[str, MethodSpec] = {
             _SEED,
         ),
         REFERENCES["saa"],
-        _build(SaaSolver),
+        solver_factory(SaaSolver),
     ),
 }

@@ -29,6 +29,7 @@ import numpy as np
 
 from ermviz.base import MethodSpec, Solver, StepRuleSpec
 from ermviz.errors import SettingError
+from ermviz.families.common import solver_factory
 from ermviz.families.lssvm.problem import LssvmProblem
 from ermviz.settings import Setting
 from solvers import lssvm as k
@@ -290,13 +291,6 @@ class SmoSolver(LssvmSolver):
         )  # fmt: skip
 
 
-def _build(cls: type[LssvmSolver]):
-    def build(problem: Any, step: str, settings: dict[str, Any], tol: float) -> Solver:
-        return cls(problem, step, settings, tol)
-
-    return build
-
-
 _PROBLEMS = (LssvmProblem.name,)
 METHODS: dict[str, MethodSpec] = {
     "cg-two-system": MethodSpec(
@@ -307,7 +301,7 @@ METHODS: dict[str, MethodSpec] = {
         ("cg",),
         (),
         REFERENCES["cg-two-system"],
-        _build(TwoSystemCgSolver),
+        solver_factory(TwoSystemCgSolver),
         advise=_advise(2),
     ),
     "cg-reduced": MethodSpec(
@@ -318,7 +312,7 @@ METHODS: dict[str, MethodSpec] = {
         ("cg",),
         (),
         REFERENCES["cg-reduced"],
-        _build(ReducedCgSolver),
+        solver_factory(ReducedCgSolver),
         advise=_advise(1),
     ),
     "smo": MethodSpec(
@@ -337,6 +331,6 @@ METHODS: dict[str, MethodSpec] = {
             ),
         ),
         REFERENCES["smo"],
-        _build(SmoSolver),
+        solver_factory(SmoSolver),
     ),
 }

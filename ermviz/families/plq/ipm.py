@@ -58,6 +58,7 @@ from ermviz.settings import resolve_settings
 from solvers import plq_ipm as ipm
 from solvers import rehline as kern
 from solvers.tags import (
+    BASE_COLUMNS,
     STATUS_CONVERGED,
     STATUS_MAX_ITER,
     STATUS_RUNNING,
@@ -103,12 +104,7 @@ STEP_RULES: dict[str, StepRuleSpec] = {
 }
 
 RECORD_COLUMNS = (
-    "iteration",
-    "objective",
-    "certificate",
-    "step_size",
-    "step_type",
-    "active_size",
+    *BASE_COLUMNS,
     "dual_objective",
     "infeasibility",
     "complementarity",

@@ -76,6 +76,7 @@ from ermviz.families.plq.problem import PlqProblem
 from ermviz.settings import Setting, resolve_settings
 from solvers import rehline as kern
 from solvers.tags import (
+    BASE_COLUMNS,
     STATUS_CONVERGED,
     STATUS_MAX_ITER,
     STATUS_RUNNING,
@@ -178,12 +179,7 @@ REHLINE_SETTINGS = (
 )
 
 RECORD_COLUMNS = (
-    "iteration",
-    "objective",
-    "certificate",
-    "step_size",
-    "step_type",
-    "active_size",
+    *BASE_COLUMNS,
     "dual_objective",
     "epoch",
     "infeasibility",

@@ -26,9 +26,8 @@ Timing and checkpoints: see :mod:`ermviz.families.tufw.solvers`.
 
 from __future__ import annotations
 
-from typing import Any
-
-from ermviz.base import MethodAlias, MethodSpec, Problem, Solver, StepRuleSpec
+from ermviz.base import MethodAlias, MethodSpec, StepRuleSpec
+from ermviz.families.common import solver_factory
 from ermviz.families.frank_wolfe.methods import FW_SETTINGS
 from ermviz.families.frank_wolfe.problems import LogregL1
 from ermviz.families.tufw.problem import NonconvexL1
@@ -180,13 +179,6 @@ _TUFW_STEPS = ("taylor-adaptive", "taylor-exact", *_OPEN)
 XF = "Xiong & Freund, SIAM J. Optim. (Algorithm 2.1)"
 
 
-def _build(cls: type[Solver]):
-    def build(problem: Problem, step: str, settings: dict[str, Any], tol: float) -> Solver:
-        return cls(problem, step, settings, tol)
-
-    return build
-
-
 _RULE_TITLES = {
     "sbd-sqrtk": "random ceil(n/sqrt(k)) Taylor points reset per iteration",
     "dbd-sqrtk": "all Taylor points reset when k is a perfect square",
@@ -203,7 +195,7 @@ METHODS: dict[str, MethodSpec] = {
         _TUFW_STEPS,
         (RULE_SETTING, *TAYLOR_SETTINGS),
         XF,
-        _build(TufwSolver),
+        solver_factory(TufwSolver),
     ),
     "spider-fw": MethodSpec(
         "spider-fw",
@@ -213,7 +205,7 @@ METHODS: dict[str, MethodSpec] = {
         _OPEN,
         _sampling_settings(True, epoch=True),
         "Yurtsever, Sra & Cevher, ICML 2019",
-        _build(SpiderFwSolver),
+        solver_factory(SpiderFwSolver),
     ),
     "csfw": MethodSpec(
         "csfw",
@@ -223,7 +215,7 @@ METHODS: dict[str, MethodSpec] = {
         _OPEN,
         _sampling_settings(True, epoch=False),
         "Negiar et al., ICML 2020",
-        _build(CsfwSolver),
+        solver_factory(CsfwSolver),
     ),
     "fw-nc": MethodSpec(
         "fw-nc",
@@ -233,7 +225,7 @@ METHODS: dict[str, MethodSpec] = {
         (*_OPEN, "adaptive"),
         FW_SETTINGS,
         "Frank & Wolfe 1956; Xiong & Freund (baseline FW)",
-        _build(GlmFrankWolfeSolver),
+        solver_factory(GlmFrankWolfeSolver),
     ),
 }
 
