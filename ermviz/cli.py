@@ -102,6 +102,14 @@ def build_parser() -> argparse.ArgumentParser:
         default=None,
         help="hold out this fraction as a seeded test split",
     )
+    r.add_argument(
+        "--repeat",
+        type=_int,
+        default=1,
+        help="stochastic methods: run K times with seeds --seed, --seed + 1, ...; the summary "
+        "gives each run and the mean and standard deviation of its measures, the trace a "
+        "`seed` column",
+    )
     r.add_argument("--standardize", action="store_true", help="standardize features")
     r.add_argument("--normalize", action="store_true", help="scale rows to unit l2 norm")
     r.add_argument(
@@ -159,7 +167,6 @@ def _cmd_run(args: argparse.Namespace) -> int:
         Preprocessing,
         RunConfig,
         make_problem,
-        make_run,
         validate_method_side,
     )
     from ermviz.runner import NO_ITER_LIMIT, Budget
@@ -193,7 +200,15 @@ def _cmd_run(args: argparse.Namespace) -> int:
         args.dataset, args.problem, args.method, args.step or "", settings, budget, prep
     )
     spec = get_method(cfg.method)
-    if "seed" not in cfg.settings and any(s.name == "seed" for s in spec.settings):
+    seeded = any(s.name == "seed" for s in spec.settings)
+    if args.repeat < 1:
+        raise SettingError(f"--repeat {args.repeat} is out of range; allowed [1, inf)")
+    if args.repeat > 1 and not seeded:
+        raise SettingError(
+            f"--repeat needs a stochastic method (one with a seed); {cfg.method} is "
+            "deterministic: its runs would be identical"
+        )
+    if "seed" not in cfg.settings and seeded:
         cfg.settings["seed"] = args.seed  # a stochastic method follows --seed
     validate_method_side(cfg)  # bad names and settings fail before the data are loaded
     problem = make_problem(cfg)
@@ -201,6 +216,55 @@ def _cmd_run(args: argparse.Namespace) -> int:
     # seconds on a fresh install).
     for notice in spec.advise(problem) if spec.advise else ():
         print(f"ermviz: warning: {notice}", file=sys.stderr, flush=True)
+    if args.repeat == 1:
+        result, run = _run_once(cfg, problem, args, t_start)
+        frame, failed = run.frame, result["status"] == "error"
+    else:
+        result, frame, failed = _run_repeated(cfg, problem, args, t_start)
+    if out is not None:
+        from ermviz.io import write_frame_atomic
+
+        write_frame_atomic(frame(), out)
+        result["out"] = str(out)
+    print(json.dumps(_json_safe(result)))
+    return 1 if failed else 0
+
+
+def _run_repeated(cfg: Any, problem: Any, args: argparse.Namespace, t_start: float):
+    """``--repeat K``: the run with seeds ``seed, seed + 1, ...`` (one after the other, so
+    each has the machine to itself); the summary's measures are their means, with
+    ``*_std`` beside them and every run under ``runs``."""
+    import dataclasses
+    import statistics
+
+    import pandas as pd
+
+    first = int(cfg.settings["seed"])
+    results, frames = [], []
+    for r in range(args.repeat):
+        one = dataclasses.replace(cfg, settings={**cfg.settings, "seed": first + r})
+        result, run = _run_once(one, problem, args, t_start)
+        results.append(result)
+        frames.append(run.frame().assign(seed=first + r))
+    summary: dict[str, Any] = {k: results[0][k] for k in ("dataset", "problem", "method", "step")}
+    summary["repeat"] = args.repeat
+    summary["seeds"] = [first + r for r in range(args.repeat)]
+    summary["status"] = sorted({x["status"] for x in results})
+    counters = list(run.solver.summary_columns)
+    for key in ("objective", "gap", "iterations", "time_s", *counters):
+        values = [float("nan") if x.get(key) is None else float(x[key]) for x in results]
+        summary[key] = statistics.fmean(values)
+        summary[f"{key}_std"] = statistics.stdev(values)
+    summary["certificate_kind"] = results[0]["certificate_kind"]
+    summary["runs"] = [_json_safe(x) for x in results]
+    failed = any(x["status"] == "error" for x in results)
+    return summary, (lambda: pd.concat(frames, ignore_index=True)), failed
+
+
+def _run_once(cfg: Any, problem: Any, args: argparse.Namespace, t_start: float):
+    """Run ``cfg`` on ``problem``: (its JSON summary, the finished run)."""
+    from ermviz.experiment import make_run
+
     run = make_run(cfg, problem=problem)
     setup_s = time.perf_counter() - t_start
     run.start()
@@ -225,6 +289,8 @@ def _cmd_run(args: argparse.Namespace) -> int:
         "certificate_kind": summary["certificate_kind"],
         "message": summary["message"],
     }
+    if "seed" in cfg.settings:
+        result["seed"] = int(cfg.settings["seed"])
     last = run.trace.last() or {}
     for column in run.solver.summary_columns:  # a family's work counters
         value = float(last.get(column, float("nan")))
@@ -232,13 +298,7 @@ def _cmd_run(args: argparse.Namespace) -> int:
     x = run.solver.iterate()
     result.update(run.solver.problem.solution_summary(x))
     result.update(run.solver.problem.test_metrics(x))
-    if out is not None:
-        from ermviz.io import write_frame_atomic
-
-        write_frame_atomic(run.frame(), out)
-        result["out"] = str(out)
-    print(json.dumps(_json_safe(result)))
-    return 1 if summary["status"] == "error" else 0
+    return result, run
 
 
 def _json_safe(d: dict[str, Any]) -> dict[str, Any]:

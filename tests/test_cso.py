@@ -186,3 +186,35 @@ def test_cli_contract_and_bad_input(capsys):
     assert main(["run", "--dataset", "sk-diabetes", "--problem", "invariant-logreg",
                  "--method", "bsgd", "--no-progress"]) != 0  # fmt: skip
     assert "binary classification" in capsys.readouterr().err
+
+
+def test_cli_repeat_reports_each_seed_and_their_mean_and_deviation(capsys, tmp_path):
+    from ermviz.cli import main
+
+    out_csv = tmp_path / "rep.csv"
+    base = ["run", "--dataset", "cso-synthetic", "--problem", "invariant-logreg"]
+    base += ["--method", "bsgd", "--set", "inner_batch=5", "--max-samples", "100000"]
+    base += ["--set", "eval_size=20000"]  # (a smaller evaluation sample: a faster test)
+    argv = [*base, "--seed", "3", "--repeat", "3", "--no-progress", "--out", str(out_csv)]
+    assert main(argv) == 0
+    out = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
+    gaps = [r["gap"] for r in out["runs"]]
+    assert out["seeds"] == [3, 4, 5] == [r["seed"] for r in out["runs"]]
+    assert len(set(gaps)) == 3  # three seeds, three runs
+    assert out["gap"] == pytest.approx(np.mean(gaps)) and out["gap_std"] == pytest.approx(
+        np.std(gaps, ddof=1)
+    )
+    assert out["samples"] == 100_000 and out["samples_std"] == 0.0
+    import pandas as pd
+
+    frame = pd.read_csv(out_csv)
+    assert sorted(frame["seed"].unique()) == [3, 4, 5]
+    finals = frame.groupby("seed")["certificate"].last().to_numpy()
+    np.testing.assert_allclose(finals, gaps)
+    # A single run with --seed 4 is the second of them, bit for bit.
+    assert main([*base, "--seed", "4", "--no-progress"]) == 0
+    single = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
+    assert single["gap"] == gaps[1]
+    assert main(["run", "--dataset", "wdbc", "--problem", "svm-dual", "--method", "fw",
+                 "--repeat", "2", "--no-progress"]) != 0  # fmt: skip
+    assert "deterministic" in capsys.readouterr().err
