@@ -186,11 +186,12 @@ def renice_browser(niceness: int) -> None:
 
 
 def browser_race(
-    browser, url: str, max_time: float, nice: bool = False, race: str = "fw"
+    browser, url: str, max_time: float, nice: bool = False, race: str = "fw", tab: str = ""
 ) -> tuple[float, float, object]:
     """One race in the page: ((iterations per wall second, per CPU second of the solver
     threads), from the CSV export; first-point delay; page)."""
-    query, tab = RACES[race]
+    query, default_tab = RACES[race]
+    tab = tab or default_tab
     page = open_page(browser, f"{url}?{query}&max_time={max_time:g}")
     if nice:
         renice_browser(NICE)
@@ -221,8 +222,12 @@ def main() -> int:
         help="fw: FW/AFW/PFW on wdbc (race tab); lssvm: the three LS-SVM methods on banana "
         "with the Teaching view's live decision boundaries",
     )
+    parser.add_argument(
+        "--tab", default="", help="the tab shown during the race (default: the race's own)"
+    )
     args = parser.parse_args()
     query = RACES[args.race][0]
+    tab = args.tab or RACES[args.race][1]
     if not Path(CHROMIUM).exists():
         print(f"needs {CHROMIUM}", file=sys.stderr)
         return 2
@@ -280,7 +285,7 @@ def main() -> int:
                 cpu_headless.append(c)
                 if page is not None:
                     page.close()
-                (r, c), d, page = browser_race(browser, url, args.max_time, race=args.race)
+                (r, c), d, page = browser_race(browser, url, args.max_time, race=args.race, tab=tab)
                 rates_browser.append(r)
                 cpu_browser.append(c)
                 delays.append(d)
@@ -299,7 +304,7 @@ def main() -> int:
             for _ in range(args.pairs):
                 try:
                     (r, _), _, page = browser_race(
-                        browser, url, args.max_time, nice=True, race=args.race
+                        browser, url, args.max_time, nice=True, race=args.race, tab=tab
                     )
                 except PlaywrightError as exc:  # a starved low-priority browser may time out
                     print(f"(1b) one race skipped: {str(exc).splitlines()[0]}", file=sys.stderr)
@@ -321,7 +326,7 @@ def main() -> int:
     idle = 100.0 * (c1 - c0) / (t1 - t0)
     print(f"machine: {os.cpu_count()} cores, load average {os.getloadavg()[0]:.2f} at the end")
     print(
-        f"(1) iterations/s, 3-run race ({args.race}: {RACES[args.race][1]} tab shown), "
+        f"(1) iterations/s, 3-run race ({args.race}: {tab} tab shown), "
         f"max_time={args.max_time:g} s: headless "
         f"{h:,.0f} (runs: {', '.join(f'{x:,.0f}' for x in rates_headless)}), browser "
         f"streaming {b:,.0f} (runs: {', '.join(f'{x:,.0f}' for x in rates_browser)}) -> "

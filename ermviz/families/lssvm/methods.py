@@ -33,7 +33,6 @@ from ermviz.families.common import solver_factory
 from ermviz.families.lssvm.problem import LssvmProblem
 from ermviz.settings import Setting
 from solvers import lssvm as k
-from solvers.linalg import as_kernel_matrix
 from solvers.tags import STATUS_RUNNING
 
 REFERENCES = {
@@ -109,7 +108,7 @@ class LssvmSolver(Solver):
     def __init__(self, problem: LssvmProblem, step: str, settings: dict[str, Any], tol: float):
         self.problem = problem
         n = problem.n
-        self._X = as_kernel_matrix(problem.X)
+        self._X = problem._Xk
         self._sq = problem.sq
         self._xj = np.zeros(problem.p)
         self.istate = np.zeros(k.N_ISTATE, dtype=np.int64)
@@ -127,11 +126,9 @@ class LssvmSolver(Solver):
                 f"{matrix_mb * 1.05:,.0f} if memory allows, use method smo, or subsample "
                 "the data"
             )
-        if self.cached:
-            self._K = np.empty((n, n))
-            k.gram(self._X, self._sq, self.fstate[k.F_INV2S], self._xj, self._K)
-        else:
-            self._K = np.empty((0, n))
+        # The matrix is the problem's, formed once and shared (read-only) by the runs of
+        # a race: one 214 MB matrix for banana's three methods, not three.
+        self._K = problem.kernel_matrix() if self.cached else np.empty((0, n))
         self.istate[k.I_CACHED] = 1 if self.cached else 0
         self.alpha = np.zeros(n)
         self.F = problem.y.copy()

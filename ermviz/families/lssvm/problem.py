@@ -15,6 +15,7 @@ optimal primal value there) and the relative duality gap ``(P - D) / D`` with
 
 from __future__ import annotations
 
+import threading
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
@@ -138,6 +139,8 @@ class LssvmProblem(Problem):
         self.sq = np.ascontiguousarray(_sq_norms(self.X), dtype=np.float64)
         self._Xk = as_kernel_matrix(self.X)
         self._biases: dict[bytes, float] = {}
+        self._gram: np.ndarray | None = None
+        self._gram_lock = threading.Lock()
 
     # -- reference math (memory-bounded kernel sums) -----------------------------------------
     def kernel_times(self, Xq: Any, alpha: np.ndarray) -> np.ndarray:
@@ -155,6 +158,18 @@ class LssvmProblem(Problem):
             Xk, sqq, self._Xk, self.sq, 1.0 / (2.0 * self.sigma2), alpha, np.zeros(self.p), out
         )
         return out
+
+    def kernel_matrix(self) -> np.ndarray:
+        """The n x n kernel matrix K (row j = column j), formed on first use (numba,
+        :func:`solvers.lssvm.gram`) and shared read-only by every solver of this problem;
+        the methods form it only when it fits ``kernel_cache_mb``."""
+        with self._gram_lock:
+            if self._gram is None:
+                K = np.empty((self.n, self.n))
+                lk.gram(self._Xk, self.sq, 1.0 / (2.0 * self.sigma2), np.zeros(self.p), K)
+                K.flags.writeable = False
+                self._gram = K
+            return self._gram
 
     def q_times(self, v: np.ndarray) -> np.ndarray:
         """``Q v = K v + v / C``."""
