@@ -120,17 +120,19 @@ def _make_moons(n: int = 300, noise: float = 0.2, seed: int = 0) -> tuple[np.nda
 
 
 def _make_cso_synthetic(
-    n: int = 1_000_000, d: int = 10, sigma1_sq: float = 1.0, seed: int = 0
+    n: int = 1_000_000, d: int = 10, sigma1_sq: float = 1.0, x_scale: float = 1.0, seed: int = 0
 ) -> tuple[np.ndarray, np.ndarray]:
     """The invariant logistic regression model of Hu, Chen & He (NeurIPS 2020; ALGORITHMS.md
-    F.2): ``a ~ N(0, sigma1_sq I_d)``, a hidden ``x_true ~ N(0, I_d)``, ``b = +1`` with
-    probability ``sigma(a^T x_true)``, else -1. The rows are the outer distribution of
-    the problem ``invariant-logreg`` (its noisy inner samples are drawn by the solvers)."""
+    F.2): ``a ~ N(0, sigma1_sq I_d)``, a hidden ``x_true ~ N(0, x_scale^2 I_d)``, ``b = +1``
+    with probability ``sigma(a^T x_true)``, else -1 (``x_scale`` sets the signal strength,
+    UNCONFIRMED in the paper). The rows are the outer distribution of the problem
+    ``invariant-logreg`` (its noisy inner samples are drawn by the solvers)."""
     n = _int_arg("n", n, 2)
     d = _int_arg("d", d, 1)
     sigma1_sq = _float_arg("sigma1_sq", sigma1_sq, 0.0, 1e6)
+    x_scale = _float_arg("x_scale", x_scale, 0.0, 1e6)
     rng = _rng(seed)
-    x_true = rng.standard_normal(d)
+    x_true = x_scale * rng.standard_normal(d)
     A = math.sqrt(sigma1_sq) * rng.standard_normal((n, d))
     prob = 0.5 * (1.0 + np.tanh(0.5 * (A @ x_true)))
     b = np.where(rng.random(n) < prob, 1.0, -1.0)
@@ -249,7 +251,7 @@ _BUNDLED: dict[str, _Bundled] = {
         1_000_000,
         10,
         "Invariant logistic regression's model (Hu, Chen & He 2020): Gaussian features, "
-        "logistic labels from a hidden x_true (n, d, sigma1_sq, seed).",
+        "logistic labels from a hidden x_true (n, d, sigma1_sq, x_scale, seed).",
         _make_cso_synthetic,
     ),
     "toy-simplex-3": _Bundled(

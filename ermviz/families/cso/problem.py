@@ -6,7 +6,8 @@ observation ``eta | a ~ N(a, sigma2^2 I)`` of the feature vector ``a``. The oute
 distribution is the dataset's rows (uniform): the bundled ``cso-synthetic`` generator
 (F.2's model: ``a ~ N(0, sigma1^2 I_d)``, labels from a logistic model with a hidden
 ``x_true``) or any binary catalog set. ``sigma2^2 = noise_ratio * sigma1^2``, with
-``sigma1^2`` the mean per-feature variance of the data (1 for ``cso-synthetic``).
+``sigma1^2`` the mean per-feature variance of the data (1 for ``cso-synthetic``) unless the
+setting ``sigma1_sq`` gives it (the paper's exact noise model is UNCONFIRMED).
 
 Since ``E[eta | a] = a``, ``F`` is plain logistic regression on the rows (F.2): it is
 evaluated on a fixed evaluation sample (F.7; ``eval_size`` seeded rows, all by default),
@@ -111,6 +112,14 @@ class InvariantLogregProblem(Problem):
             "feature variance (the paper: 1, 10, 100)",
             low=0.0,
         ),
+        Setting(
+            "sigma1_sq",
+            "float",
+            0.0,
+            "the sigma1^2 of noise_ratio (inner-sample variance = noise_ratio * sigma1^2); "
+            "0 = the data's mean feature variance (UNCONFIRMED in the paper: configurable)",
+            low=0.0,
+        ),
         Setting("l2", "float", 0.0, "l2 regularization l2/2 ||x||^2 (F.2: none)", low=0.0),
         Setting(
             "eval_size",
@@ -137,7 +146,8 @@ class InvariantLogregProblem(Problem):
         self.y = np.ascontiguousarray(ds.y, dtype=np.float64)
         self.n, self.d = n, d
         self.l2 = float(self.settings["l2"])
-        self.sigma1_sq = _feature_variance(self.X)
+        given = float(self.settings["sigma1_sq"])
+        self.sigma1_sq = given if given > 0.0 else _feature_variance(self.X)
         self.noise_var = float(self.settings["noise_ratio"]) * self.sigma1_sq
         size = int(self.settings["eval_size"])
         if 0 < size < n:
