@@ -218,3 +218,28 @@ def test_cli_repeat_reports_each_seed_and_their_mean_and_deviation(capsys, tmp_p
     assert main(["run", "--dataset", "wdbc", "--problem", "svm-dual", "--method", "fw",
                  "--repeat", "2", "--no-progress"]) != 0  # fmt: skip
     assert "deterministic" in capsys.readouterr().err
+
+
+def test_the_dashboard_races_the_three_methods_on_one_samples_budget():
+    from ermviz.app import urlstate
+    from ermviz.app.model import DashboardModel
+
+    m = DashboardModel(notifier=lambda level, msg: None)
+    m.dataset = "cso-synthetic"  # the preset: invariant-logreg, bsgd / bspiderboost / saa
+    assert [s.method for s in m.specs] == ["bsgd", "bspiderboost", "saa"]
+    assert m.param.x_axis.objects == ["iteration", "samples"]
+    m.max_samples = 300_000
+    m.problem_settings = {**m.problem_settings, "eval_size": 20_000}
+    slots = m.start()
+    for slot in slots:
+        assert slot.run.join(120)
+    for slot in slots:
+        last = slot.run.trace.last()
+        assert slot.status == "max_work", slot.message
+        assert last["samples"] <= 300_000
+    # SAA spends the whole budget at once: 3000 outer samples x 100 inner.
+    assert slots[2].run.trace.last()["samples"] == 300_000
+    state = urlstate.decode(urlstate.encode(m))
+    assert state["max_samples"] == 300_000
+    m.dataset = "wdbc"  # another preset clears the budget; svm-dual has no samples anyway
+    assert m.max_samples == 0 and m.budget().max_work is None

@@ -25,7 +25,7 @@ from ermviz.app.race import PALETTE
 from ermviz.app.runspec import RunSpec
 from ermviz.app.upload import ChunkedUpload
 from ermviz.app.widgets import guard, setting_widget
-from ermviz.registry import METHODS, PROBLEMS, STEP_RULES
+from ermviz.registry import METHODS, PROBLEMS, STEP_RULES, get_problem
 
 
 class ControlsView:
@@ -98,6 +98,23 @@ class ControlsView:
             ),
             sizing_mode="stretch_width",
         )
+        # Shown on problems whose methods count inner samples (Problem.work_axes).
+        self.samples_input = pn.widgets.FloatInput.from_param(
+            m.param.max_samples,
+            label="max samples (0 = none)",
+            sizing_mode="stretch_width",
+            description="Stop a stochastic run before a step would exceed this many inner "
+            "samples (the trace's samples column)",
+        )
+        self.samples_input.visible = "samples" in dict(get_problem(m.problem).work_axes)
+        m.param.watch(
+            lambda *_: setattr(
+                self.samples_input,
+                "visible",
+                "samples" in dict(get_problem(self.model.problem).work_axes),
+            ),
+            ["problem"],
+        )
         teaching = pn.Column(
             pn.widgets.Checkbox.from_param(
                 m.param.animate, label="teaching mode: keep iterates, animate (toy problems)"
@@ -131,6 +148,7 @@ class ControlsView:
             prep,
             "### Budgets",
             budgets,
+            self.samples_input,
             teaching,
             "### Racing runs",
             self.runs_column,

@@ -103,6 +103,8 @@ DATASET_PRESETS: dict[str, dict[str, Any]] = {
         "tol": 1e-8,
         "max_iter": 100_000_000,
         "max_time": 10.0,
+        # One budget for the three (SAA draws all of it at once): a fair race in samples.
+        "max_samples": 2_000_000,
         "animate": False,
     },
     "toy-2d": {
@@ -117,6 +119,10 @@ DATASET_PRESETS: dict[str, dict[str, Any]] = {
         "animate": True,
     },
 }
+
+# A samples budget belongs to the set-up that asks for one: every other preset clears it.
+for _preset in (_RACE_PRESET, *DATASET_PRESETS.values()):
+    _preset.setdefault("max_samples", 0.0)
 
 #: Bundled sets: name -> (task, n, p, description) as the data layer declares them.
 BUNDLED = getattr(data_mod, "_BUNDLED", {})

@@ -111,6 +111,7 @@ CONFIG_PARAMS = (
     "tol",
     "max_iter",
     "max_time",
+    "max_samples",
     "animate",
     "step_delay",
     "specs",
@@ -147,6 +148,12 @@ class DashboardModel(param.Parameterized):
         bounds=(0.0, None),
         inclusive_bounds=(False, True),
         doc="Maximum solver seconds per run",
+    )
+    max_samples = param.Number(
+        default=0.0,
+        bounds=(0.0, None),
+        doc="Stochastic methods: stop before a step would exceed this many inner samples "
+        "(0: no such budget); used on problems whose methods count samples",
     )
     animate = param.Boolean(
         default=False,
@@ -316,8 +323,16 @@ class DashboardModel(param.Parameterized):
         self.specs = [s for i, s in enumerate(self.specs) if i != index]
 
     def budget(self) -> Budget:
+        counts_samples = "samples" in dict(get_problem(self.problem).work_axes)
         return Budget(
-            tol=float(self.tol), max_iter=int(self.max_iter), max_time=float(self.max_time)
+            tol=float(self.tol),
+            max_iter=int(self.max_iter),
+            max_time=float(self.max_time),
+            max_work=(
+                ("samples", float(self.max_samples))
+                if self.max_samples > 0 and counts_samples
+                else None
+            ),
         )
 
     def preprocessing(self) -> Preprocessing:

@@ -42,6 +42,7 @@ _SCALARS = (
     "tol",
     "max_iter",
     "max_time",
+    "max_samples",
     "animate",
     "step_delay",
 )
@@ -81,6 +82,7 @@ def config(model: DashboardModel) -> dict[str, Any]:
         "tol": float(model.tol),
         "max_iter": int(model.max_iter),
         "max_time": float(model.max_time),
+        "max_samples": float(model.max_samples),
         "animate": bool(model.animate),
         "step_delay": float(model.step_delay),
         "runs": [spec.as_tuple() for spec in model.specs],
@@ -220,7 +222,7 @@ def decode(query: str) -> dict[str, Any]:
     for key in ("standardize", "normalize", "animate"):
         if key in out:
             out[key] = _bool(key, out[key])
-    for key in ("test_size", "tol", "max_time", "step_delay"):
+    for key in ("test_size", "tol", "max_time", "max_samples", "step_delay"):
         if key in out:
             out[key] = _float(key, out[key])
     for key in ("seed", "max_iter"):
@@ -230,6 +232,8 @@ def decode(query: str) -> dict[str, Any]:
         raise LinkError(f"link: test_size={out['test_size']} is out of range [0, 0.9]")
     if "seed" in out and out["seed"] < 0:
         raise LinkError(f"link: seed={out['seed']} must be >= 0")
+    if "max_samples" in out and not out["max_samples"] >= 0.0:
+        raise LinkError(f"link: max_samples={out['max_samples']} must be >= 0 (0: none)")
     if "step_delay" in out and not 0.0 <= out["step_delay"] <= 1.0:
         raise LinkError(f"link: step_delay={out['step_delay']} is out of range [0, 1]")
     try:
