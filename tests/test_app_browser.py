@@ -277,9 +277,15 @@ def test_race_streams_live_stops_and_exports(server: str, page: Page) -> None:
         return lengths if ok and all(lengths[r] > 0 for r in run_ids) else None
 
     first = _wait(running_lengths, 30, "points on every curve while running", poll=0.1)
-    time.sleep(0.8)
-    second = running_lengths()
-    assert second is not None, "the race ended before the second read"
+    # Points are sent on a geometric grid in the iteration (GRID_RATIO): a curve grows once
+    # its run has done ~10 % more iterations, which on a loaded CI machine may take a few
+    # seconds; the runs are still going throughout (running_lengths checks it).
+    second = _wait(
+        lambda: (s := running_lengths()) and all(s[r] > first[r] for r in run_ids) and s,
+        10,
+        "every curve to grow while its run is still going",
+        poll=0.2,
+    )
     assert all(second[r] > first[r] for r in run_ids), (first, second)
 
     # Pause holds every run (the plotted data stops growing); Resume goes on.
@@ -503,9 +509,11 @@ def test_the_three_ls_svm_methods_race_live(server: str, page: Page, real_data: 
         return lengths if ok and all(lengths[r] > 0 for r in run_ids) else None
 
     first = _wait(lengths_while_running, 60, "points on all three curves while running")
-    time.sleep(2.0)
-    second = lengths_while_running()
-    assert second is not None, "a run ended before the second read"
+    second = _wait(
+        lambda: (s := lengths_while_running()) and all(s[r] > first[r] for r in run_ids) and s,
+        20,
+        "all three curves to grow while the runs go",
+    )
     assert all(second[r] > first[r] for r in run_ids), (first, second)
     # The teaching view draws each run's decision boundary on banana, live: every run has
     # its grid image and zero-level line, and the point sizes (|alpha_i|) keep changing.

@@ -434,6 +434,7 @@ def test_moons_is_bundled_and_opens_the_ls_svm_boundary_view():
     assert acc >= 0.97 > linear
 
 
+@pytest.mark.long(seconds=8)
 @pytest.mark.parametrize("method", ["cg-reduced", "cg-two-system"])
 def test_pause_and_stop_interrupt_a_product_computed_on_the_fly(method):
     # n = 20 000 on the fly: one product is 2e8 kernel values (over a second). Pause and
