@@ -104,7 +104,8 @@ class BoundaryPlot:
             self._add_figure(src.slot.label, src.slot.color, src.slot.run_id)
         if snapshot:
             for i in range(len(self.sources)):
-                self._redraw(i)
+                if self._state_key(i) is not None:  # (a run that failed to build: no model)
+                    self._redraw(i)
         else:
             self.update(final=True)
 
