@@ -544,3 +544,43 @@ def test_the_three_ls_svm_methods_race_live(server: str, page: Page, real_data: 
         "every run to leave 'running'",
     )
     assert all(x["rows"] > 1 for x in final)
+
+
+# Per band source (name "band:<run_id>"): its points and whether a visible VArea draws it.
+BANDS_JS = """() => {
+  const out = {};
+  const models = Array.from(Bokeh.documents[0].all_models);
+  for (const m of models) {
+    if (m.name && m.name.startsWith("band:")) {
+      const drawn = models.some((r) => r.type === "GlyphRenderer" && r.data_source === m
+        && r.glyph.type === "VArea" && r.visible);
+      out[m.name.slice(5)] = drawn ? (m.get_length() ?? 0) : -1;
+    }
+  }
+  return out;
+}"""
+
+
+def test_stochastic_runs_over_seeds_draw_bands(server: str, page: Page) -> None:
+    # bsgd with two inner batch sizes over 3 seeds: six runs, two groups, two bands.
+    _open(
+        page,
+        server + "?dataset=cso-synthetic&problem=invariant-logreg&p.eval_size=20000"
+        "&max_samples=3000000&repeat=3&run=bsgd:fixed:inner_batch=1"
+        "&run=bsgd:fixed:inner_batch=20",
+    )
+    page.locator("button", has_text="Start").first.click()
+    statuses = _wait(lambda: (s := _statuses(page)) and len(s) == 6 and s, 60, "six statuses")
+    assert [s["label"].rsplit(" · ", 1)[1] for s in statuses] == ["seed 0", "seed 1", "seed 2"] * 2
+    leaders = [statuses[0]["id"], statuses[3]["id"]]
+    bands = _wait(
+        lambda: (b := page.evaluate(BANDS_JS)) and all(b.get(r, 0) > 3 for r in leaders) and b,
+        90,
+        "a band drawn for each group of seeds",
+    )
+    followers = [s["id"] for s in statuses if s["id"] not in leaders]
+    assert all(bands.get(r, 0) <= 0 for r in followers)  # one band per group
+    _wait(lambda: all(x["status"] != "running" for x in _statuses(page)), 120, "the runs to end")
+    page.get_by_text("BSGD fixed inner_batch=20 (mean of 3)").first.wait_for(timeout=15_000)
+    ARTIFACTS.mkdir(exist_ok=True)
+    page.screenshot(path=str(ARTIFACTS / "seed-bands.png"), full_page=True)

@@ -243,3 +243,45 @@ def test_the_dashboard_races_the_three_methods_on_one_samples_budget():
     assert state["max_samples"] == 300_000
     m.dataset = "wdbc"  # another preset clears the budget; svm-dual has no samples anyway
     assert m.max_samples == 0 and m.budget().max_work is None
+
+
+def test_repeated_seeds_race_as_groups_with_a_band_and_a_mean_row():
+    import time
+
+    from ermviz.app import urlstate
+    from ermviz.app.page import Dashboard
+
+    d = Dashboard()
+    query = (
+        "?dataset=cso-synthetic&problem=invariant-logreg&p.eval_size=20000&max_samples=100000"
+        "&repeat=3&run=bsgd:fixed&run=bsgd:fixed:inner_batch=1"
+    )
+    assert urlstate.load(d.model, query, report=False) is None
+    assert urlstate.decode(urlstate.encode(d.model))["repeat"] == 3
+    d.start_sync()
+    end = time.perf_counter() + 120
+    while d.model.active and time.perf_counter() < end:
+        d.streamer.pull()
+        time.sleep(0.05)
+    d.streamer.pull()
+    sources = d.streamer.sources
+    assert [s.slot.group for s in sources] == [0, 0, 0, 1, 1, 1]
+    assert [s.slot.settings["seed"] for s in sources] == [0, 1, 2] * 2
+    assert len({s.slot.color for s in sources[:3]}) == 1 != len({s.slot.color for s in sources})
+    for lead, members in ((sources[0], sources[:3]), (sources[3], sources[3:])):
+        band = {k: np.asarray(v, dtype=float) for k, v in lead.band.data.items()}
+        assert band["iteration"].size > 5
+        # Independent recomputation from each run's whole trace (pandas, not the streamer).
+        frames = [m.slot.run.frame().set_index("iteration")["certificate"] for m in members]
+        at = np.array([[f.loc[it] for f in frames] for it in band["iteration"]])
+        np.testing.assert_allclose(band["lo"], np.maximum(at.min(axis=1), 1e-16))
+        np.testing.assert_allclose(band["hi"], np.maximum(at.max(axis=1), 1e-16))
+        assert band["iteration"][-1] == members[0].slot.run.trace.last()["iteration"]
+    for follower in sources[1:3] + sources[4:]:
+        assert len(follower.band.data["iteration"]) == 0
+    results = d.model.results()
+    means = results[results["status"] == "3 seeds"]
+    assert len(means) == 2 and len(results) == 8
+    finals = [s.slot.run.trace.last()["certificate"] for s in sources[:3]]
+    assert means["certificate"].iloc[0] == pytest.approx(np.mean(finals))
+    assert means["certificate_dev"].iloc[0] == pytest.approx(np.std(finals, ddof=1))

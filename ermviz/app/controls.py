@@ -25,7 +25,7 @@ from ermviz.app.race import PALETTE
 from ermviz.app.runspec import RunSpec
 from ermviz.app.upload import ChunkedUpload
 from ermviz.app.widgets import guard, setting_widget
-from ermviz.registry import METHODS, PROBLEMS, STEP_RULES, get_problem
+from ermviz.registry import METHODS, PROBLEMS, STEP_RULES
 
 
 class ControlsView:
@@ -98,20 +98,28 @@ class ControlsView:
             ),
             sizing_mode="stretch_width",
         )
-        # Shown on problems whose methods count inner samples (Problem.work_axes).
-        self.samples_input = pn.widgets.FloatInput.from_param(
-            m.param.max_samples,
-            label="max samples (0 = none)",
+        # Shown on problems with stochastic methods: their samples budget and their seeds.
+        self.stochastic_budgets = pn.Row(
+            pn.widgets.FloatInput.from_param(
+                m.param.max_samples,
+                label="max samples (0 = none)",
+                sizing_mode="stretch_width",
+                description="Stop a stochastic run before a step would exceed this many "
+                "inner samples (the trace's samples column)",
+            ),
+            pn.widgets.IntInput.from_param(
+                m.param.repeat,
+                label="seeds per run",
+                sizing_mode="stretch_width",
+                description="Run each stochastic method with seeds seed, seed + 1, ...: the "
+                "plots draw their mean and min-max band, the table their mean and deviation",
+            ),
             sizing_mode="stretch_width",
-            description="Stop a stochastic run before a step would exceed this many inner "
-            "samples (the trace's samples column)",
         )
-        self.samples_input.visible = "samples" in dict(get_problem(m.problem).work_axes)
+        self.stochastic_budgets.visible = _has_stochastic_methods(m.problem)
         m.param.watch(
             lambda *_: setattr(
-                self.samples_input,
-                "visible",
-                "samples" in dict(get_problem(self.model.problem).work_axes),
+                self.stochastic_budgets, "visible", _has_stochastic_methods(self.model.problem)
             ),
             ["problem"],
         )
@@ -148,7 +156,7 @@ class ControlsView:
             prep,
             "### Budgets",
             budgets,
-            self.samples_input,
+            self.stochastic_budgets,
             teaching,
             "### Racing runs",
             self.runs_column,
@@ -302,3 +310,11 @@ class ControlsView:
         for card, label in zip(self.runs_column.objects, labels, strict=False):
             if card.title != label:
                 card.title = label
+
+
+def _has_stochastic_methods(problem: str) -> bool:
+    """Whether a method for ``problem`` declares a seed (then seeds and samples matter)."""
+    return any(
+        problem in spec.problems and any(s.name == "seed" for s in spec.settings)
+        for spec in METHODS.values()
+    )

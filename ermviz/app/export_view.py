@@ -78,6 +78,7 @@ class ExportView:
                 s.slot.color,
                 ColumnDataSource(dict(s.trace.data)),
                 ColumnDataSource(dict(s.objective.data)),
+                ColumnDataSource(dict(s.band.data)),
             )
             for s in self.streamer.sources
             if s.slot.run is not None

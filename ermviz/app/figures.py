@@ -157,7 +157,7 @@ class TracePlots:
         best.js_property_callbacks = {
             "change:data": [
                 CustomJS(
-                    args={"sources": [obj for _, _, _, obj in series]},
+                    args={"sources": [entry[3] for entry in series]},
                     code="for (const s of sources) { s.change.emit(); }",
                 )
             ]
@@ -181,8 +181,22 @@ class TracePlots:
         empty = ColumnDataSource({"x": [np.nan], "y": [np.nan]})
         self.renderers: list[list] = []
         hover_lines: list[list] = [[] for _ in self.figures]
-        for label, color, cds, obj in series:
+        for entry in series:
+            label, color, cds, obj = entry[:4]
+            band = entry[4] if len(entry) > 4 else None
             mine = []
+            if band is not None:
+                # A group of seeds: their min-max band and mean, under the runs' own lines.
+                mine.append(
+                    self.figures[0].varea(
+                        x=kx, y1="lo", y2="hi", source=band, fill_color=color, fill_alpha=0.18
+                    )
+                )
+                mine.append(
+                    self.figures[0].line(
+                        kx, "mean", source=band, color=color, line_width=3, line_dash="dashed"
+                    )
+                )
             for f, (fig, (x, y)) in enumerate(zip(self.figures, columns, strict=True)):
                 source = obj if f == 2 else cds
                 r = fig.line(x, y, source=source, color=color, line_width=2, name=label)
@@ -242,27 +256,39 @@ class TracePlots:
             if lines:
                 fig.add_tools(HoverTool(renderers=lines, tooltips=tip, formatters=hover_fmt))
         self.legend = _legend(self.figures[0], [])
-        self.show([label for label, *_ in series])
+        self.show([entry[0] for entry in series])
 
     @property
     def size(self) -> int:
         return len(self.renderers)
 
-    def show(self, labels: list[str | None]) -> None:
-        """Show series ``i`` under ``labels[i]``; hide the others (and ``None`` labels)."""
+    def show(self, labels: list[str | None], colors: list[str] | None = None) -> None:
+        """Show series ``i`` under ``labels[i]`` (in ``colors[i]``, when given: the seeds of
+        one run spec share its colour); hide the others (and ``None`` labels)."""
         labels = (list(labels) + [None] * self.size)[: self.size]
+        colors = (list(colors or []) + [None] * self.size)[: self.size]
         for i, label in enumerate(labels):
             for r in [self.proxies[i], *self.renderers[i]]:
                 if r.visible != (label is not None):
                     r.visible = label is not None
                 if label is not None and r.name != label:
                     r.name = label
+                if label is not None and colors[i] is not None:
+                    _recolor(r.glyph, colors[i])
             if label is not None and self.items[i].label != value(label):
                 self.items[i].label = value(label)
         items = [self.items[i] for i, label in enumerate(labels) if label]
         # Replacing the list changes the document's model graph: only when it differs.
         if [id(x) for x in self.legend.items] != [id(x) for x in items]:
             self.legend.items = items
+
+
+def _recolor(glyph: Any, color: str) -> None:
+    """Give ``glyph`` the colour ``color`` where it has one (hollow markers stay hollow)."""
+    for attr in ("line_color", "fill_color"):
+        current = getattr(glyph, attr, None)
+        if current is not None and current != color:
+            setattr(glyph, attr, color)
 
 
 def contour_levels(Z: np.ndarray, n: int = 16) -> np.ndarray:

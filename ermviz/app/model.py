@@ -51,6 +51,7 @@ from ermviz.app.race import (
     THRESHOLDS,
     Slot,
     csv_bytes,
+    expand_repeats,
     parquet_bytes,
     result_rows_of,
     traces_of,
@@ -112,6 +113,7 @@ CONFIG_PARAMS = (
     "max_iter",
     "max_time",
     "max_samples",
+    "repeat",
     "animate",
     "step_delay",
     "specs",
@@ -154,6 +156,12 @@ class DashboardModel(param.Parameterized):
         bounds=(0.0, None),
         doc="Stochastic methods: stop before a step would exceed this many inner samples "
         "(0: no such budget); used on problems whose methods count samples",
+    )
+    repeat = param.Integer(
+        default=1,
+        bounds=(1, 10),
+        doc="Runs per stochastic method (one per seed: its seed, seed + 1, ...); the race "
+        "draws their mean and a min-max band",
     )
     animate = param.Boolean(
         default=False,
@@ -360,23 +368,29 @@ class DashboardModel(param.Parameterized):
             out.append(base if seen[base] == 1 else f"{base} ({seen[base]})")
         return out
 
-    def run_configs(self) -> list[RunConfig]:
-        """One :class:`RunConfig` per run spec (budgets and preprocessing validated here)."""
+    def run_configs(self, slots: list[Slot] | None = None) -> list[RunConfig]:
+        """One :class:`RunConfig` per slot of the race (default: :meth:`new_slots`);
+        budgets and preprocessing are validated here."""
         budget = self.budget()
         prep = self.preprocessing()
         return [
             RunConfig(
                 dataset=self.dataset_source(),
                 problem=self.problem,
-                method=spec.method,
-                step=spec.step,
-                settings={**self.problem_settings, **spec.settings},
+                method=slot.method,
+                step=slot.step,
+                settings={**self.problem_settings, **slot.settings},
                 budget=budget,
                 preprocessing=prep,
-                label=label,
+                label=slot.label,
             )
-            for spec, label in zip(self.specs, self.labels(), strict=True)
+            for slot in (self.new_slots() if slots is None else slots)
         ]
+
+    def new_slots(self) -> list[Slot]:
+        """The race's places: one per run spec, or ``repeat`` per spec of a stochastic
+        method (seeds ``seed``, ``seed + 1``, ...; one colour and one ``group``)."""
+        return expand_repeats(self.specs, self.labels(), int(self.repeat), self.dataset)
 
     def build_problem(self) -> Problem:
         """Load the data once and build the problem every run of the race shares."""
@@ -390,22 +404,11 @@ class DashboardModel(param.Parameterized):
         Safe to call from a worker thread: it touches no widget and notifies nobody;
         :meth:`launch` reports the errors it recorded in the slots.
         """
-        slots = [
-            Slot(
-                index=i,
-                label=label,
-                color=PALETTE[i % len(PALETTE)],
-                method=spec.method,
-                step=spec.step,
-                settings=dict(spec.settings),
-                dataset=self.dataset,
-            )
-            for i, (spec, label) in enumerate(zip(self.specs, self.labels(), strict=True))
-        ]
+        slots = self.new_slots()
         if not slots:
             return slots
         try:
-            configs = self.run_configs()
+            configs = self.run_configs(slots)
             problem = self.build_problem()
         except Exception as exc:  # bad data or settings: every run of the race fails alike
             for slot in slots:

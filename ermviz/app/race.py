@@ -56,6 +56,9 @@ class Slot:
     error: str = ""
     dataset: str = ""
     started: bool = False
+    #: The run spec this place repeats (same method and settings, another seed); -1: a
+    #: place of its own.
+    group: int = -1
     hits: dict[float, float] = dataclasses.field(
         default_factory=lambda: dict.fromkeys(THRESHOLDS, float("nan"))
     )
@@ -112,6 +115,7 @@ RESULT_COLUMNS = (
     "time_s",
     "cpu_s",
     "certificate",
+    "certificate_dev",
     "objective",
     *[f"t<={eps:.0e}" for eps in THRESHOLDS],
     "test_accuracy",
@@ -119,9 +123,84 @@ RESULT_COLUMNS = (
 )
 
 
+def is_seeded(method: str) -> bool:
+    """Whether ``method`` declares a ``seed`` (a stochastic method: repeats differ)."""
+    from ermviz.registry import get_method
+
+    return any(s.name == "seed" for s in get_method(method).settings)
+
+
+def expand_repeats(
+    specs: Iterable[Any], labels: list[str], repeat: int, dataset: str
+) -> list[Slot]:
+    """The race's places: one per run spec; ``repeat`` per spec of a stochastic method,
+    seeds ``seed, seed + 1, ...`` (the spec's seed, default 0), one colour per spec and
+    the spec's index as their ``group``."""
+    slots: list[Slot] = []
+    for i, (spec, label) in enumerate(zip(specs, labels, strict=True)):
+        color = PALETTE[i % len(PALETTE)]
+        seeds = [None]
+        if repeat > 1 and is_seeded(spec.method):
+            first = int(spec.settings.get("seed", 0))
+            seeds = [first + r for r in range(repeat)]
+        for seed in seeds:
+            settings = dict(spec.settings)
+            if seed is not None:
+                settings["seed"] = seed
+            slots.append(
+                Slot(
+                    index=len(slots),
+                    label=label if seed is None else f"{label} · seed {seed}",
+                    color=color,
+                    method=spec.method,
+                    step=spec.step,
+                    settings=settings,
+                    dataset=dataset,
+                    group=-1 if seed is None else i,
+                )
+            )
+    return slots
+
+
+def _mean(values: list[float]) -> float:
+    """The mean of the finite values (NaN when there is none; a threshold some seeds
+    never reached counts only the seeds that did)."""
+    v = np.asarray(values, dtype=float)
+    v = v[np.isfinite(v)]
+    return float(v.mean()) if v.size else float("nan")
+
+
+def group_rows(slots: list[Slot], rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """A row per repeated run spec: the mean of its runs' measures, with ``certificate_dev``
+    (sample standard deviation over the seeds); status ``"k seeds"``."""
+    out = []
+    groups: dict[int, list[int]] = {}
+    for k, slot in enumerate(slots):
+        if slot.group >= 0:
+            groups.setdefault(slot.group, []).append(k)
+    for members in groups.values():
+        first = slots[members[0]]
+        label = first.label.rsplit(" · seed ", 1)[0]
+        row: dict[str, Any] = {"run": f"{label} (mean of {len(members)})", "run_id": ""}
+        row["status"] = f"{len(members)} seeds"
+        for key in ("iterations", "rows", "time_s", "cpu_s", "certificate", "objective"):
+            row[key] = _mean([rows[k][key] for k in members])
+        cert = np.array([rows[k]["certificate"] for k in members], dtype=float)
+        cert = cert[np.isfinite(cert)]
+        row["certificate_dev"] = float(np.std(cert, ddof=1)) if cert.size > 1 else np.nan
+        for eps in THRESHOLDS:
+            row[f"t<={eps:.0e}"] = _mean([rows[k][f"t<={eps:.0e}"] for k in members])
+        row["test_accuracy"] = _mean([rows[k]["test_accuracy"] for k in members])
+        row["message"] = "mean over the seeds; certificate_dev: their standard deviation"
+        row["color"] = first.color
+        out.append(row)
+    return out
+
+
 def result_rows_of(slots: Iterable[Slot]) -> list[dict[str, Any]]:
     """One dict per run: the :data:`RESULT_COLUMNS`, plus the run's ``color`` (for views;
-    not a column of the results frame)."""
+    not a column of the results frame); then one per repeated run spec (:func:`group_rows`)."""
+    slots = list(slots)
     rows = []
     for slot in slots:
         run = slot.run
@@ -136,6 +215,7 @@ def result_rows_of(slots: Iterable[Slot]) -> list[dict[str, Any]]:
             "time_s": run.time_s if run is not None else 0.0,
             "cpu_s": run.cpu_s if run is not None else 0.0,
             "certificate": last.get("certificate", np.nan),
+            "certificate_dev": np.nan,
             "objective": last.get("objective", np.nan),
         }
         for eps in THRESHOLDS:
@@ -144,7 +224,7 @@ def result_rows_of(slots: Iterable[Slot]) -> list[dict[str, Any]]:
         row["message"] = slot.message
         row["color"] = slot.color  # for views; not a column of results()
         rows.append(row)
-    return rows
+    return rows + group_rows(slots, rows)
 
 
 def traces_of(slots: Iterable[Slot]) -> pd.DataFrame:

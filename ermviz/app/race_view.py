@@ -66,6 +66,7 @@ class RaceView:
             "time_s": ".3f",
             "cpu_s": ".3f",
             "certificate": ".3e",
+            "certificate_dev": ".2e",
             "objective": ".10g",
             "test_accuracy": ".4f",
             **{f"t<={eps:.0e}": ".3f" for eps in THRESHOLDS},
@@ -139,7 +140,13 @@ class RaceView:
         """New figures over every pooled source (first build, plot options, a bigger race)."""
         m = self.model
         series = [
-            (f"run {src.index + 1}", PALETTE[src.index % len(PALETTE)], src.trace, src.objective)
+            (
+                f"run {src.index + 1}",
+                PALETTE[src.index % len(PALETTE)],
+                src.trace,
+                src.objective,
+                src.band,
+            )
             for src in self.streamer.pool
         ]
         self._plots_kind = self._certificate_kind()
@@ -172,9 +179,14 @@ class RaceView:
 
     def _show_race(self) -> None:
         """Label the plotted lines after the race's runs; hide lines without a run."""
+        live = [src.slot is not None and src.slot.run is not None for src in self.streamer.pool]
         self.trace_plots.show(
             [
-                src.slot.label if src.slot is not None and src.slot.run is not None else None
-                for src in self.streamer.pool
-            ]
+                src.slot.label if ok else None
+                for src, ok in zip(self.streamer.pool, live, strict=True)
+            ],
+            [
+                src.slot.color if ok else None
+                for src, ok in zip(self.streamer.pool, live, strict=True)
+            ],
         )

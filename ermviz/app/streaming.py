@@ -81,6 +81,44 @@ def _empty_objective() -> dict[str, list]:
     return {c: [] for c in OBJECTIVE_COLUMNS}
 
 
+#: Columns of a repeated run spec's band: the x columns of the trace, and the certificate's
+#: min, max and mean over the seeds at the checkpoints every seed has reached.
+BAND_COLUMNS = ("iteration", "k1", "work", "w1", "lo", "hi", "mean")
+
+
+def _empty_band() -> dict[str, list]:
+    return {c: [] for c in BAND_COLUMNS}
+
+
+def band_of(traces: list[dict[str, Any]]) -> dict[str, np.ndarray]:
+    """The band of a group's sent trace data: at each iteration every member has sent
+    (the stochastic methods' checkpoints do not depend on the seed), the min, max and mean
+    of their certificates; x columns from the first member."""
+    its = [np.asarray(t["iteration"], dtype=float) for t in traces]
+    common = its[0]
+    for it in its[1:]:
+        common = np.intersect1d(common, it, assume_unique=False)
+    if common.size == 0:
+        return _empty_band()
+    certs = []
+    for t, it in zip(traces, its, strict=True):
+        idx = np.searchsorted(it, common)
+        certs.append(np.asarray(t["certificate"], dtype=float)[idx])
+    C = np.vstack(certs)
+    idx0 = np.searchsorted(its[0], common)
+    first = traces[0]
+    return {
+        "iteration": common,
+        "k1": common + 1.0,
+        "work": np.asarray(first["work"], dtype=float)[idx0],
+        "w1": np.asarray(first["w1"], dtype=float)[idx0],
+        "lo": C.min(axis=0),
+        "hi": C.max(axis=0),
+        # A geometric mean would suit the log axis, but the mean is what a table reports.
+        "mean": C.mean(axis=0),
+    }
+
+
 def _empty_trace() -> dict[str, Any]:
     return {c: ([] if c == "step" else np.zeros(0)) for c in TRACE_COLUMNS}
 
@@ -135,6 +173,8 @@ class RunSources:
         # improves, only its renderers must recompute (see Streamer.pull).
         self.objective = ColumnDataSource(_empty_objective(), name=f"idle:objective-{index}")
         self.current = ColumnDataSource({"x": [], "y": []}, name=f"idle:current-{index}")
+        # Drawn when this place leads a group of seeds (Slot.group): their min-max band.
+        self.band = ColumnDataSource(_empty_band(), name=f"idle:band-{index}")
         self.active = ColumnDataSource(
             {"x": [], "y": [], "weight": []}, name=f"idle:active-{index}"
         )
@@ -157,6 +197,7 @@ class RunSources:
         for name, cds, empty in (
             ("trace", self.trace, _empty_trace),
             ("objective", self.objective, _empty_objective),
+            ("band", self.band, _empty_band),
             ("path", self.path, lambda: {"x": [], "y": [], "iteration": []}),
             ("current", self.current, lambda: {"x": [], "y": []}),
             ("active", self.active, lambda: {"x": [], "y": [], "weight": []}),
@@ -320,6 +361,8 @@ class Streamer:
             sent += src.pull()
         if sent and self.first_point_at is None:
             self.first_point_at = time.perf_counter()
+        if sent:
+            self._update_bands()
         best = min((s.best_objective for s in self.sources), default=math.inf)
         now = time.perf_counter()
         # Every change of the best objective makes the browser recompute every
@@ -335,6 +378,18 @@ class Streamer:
         for listener in list(self.listeners):
             listener()
         return active
+
+    def _update_bands(self) -> None:
+        """Each group of seeds' band, on its first member's source."""
+        groups: dict[int, list[RunSources]] = {}
+        for src in self.sources:
+            if src.slot is not None and src.slot.group >= 0:
+                groups.setdefault(src.slot.group, []).append(src)
+        for members in groups.values():
+            if len(members) < 2 or any(len(m.trace.data["iteration"]) == 0 for m in members):
+                continue
+            band = band_of([m.trace.data for m in members])
+            members[0].band.data = {k: list(np.asarray(v).tolist()) for k, v in band.items()}
 
     async def _tick(self) -> None:
         t0 = time.perf_counter()

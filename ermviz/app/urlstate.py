@@ -43,6 +43,7 @@ _SCALARS = (
     "max_iter",
     "max_time",
     "max_samples",
+    "repeat",
     "animate",
     "step_delay",
 )
@@ -83,6 +84,7 @@ def config(model: DashboardModel) -> dict[str, Any]:
         "max_iter": int(model.max_iter),
         "max_time": float(model.max_time),
         "max_samples": float(model.max_samples),
+        "repeat": int(model.repeat),
         "animate": bool(model.animate),
         "step_delay": float(model.step_delay),
         "runs": [spec.as_tuple() for spec in model.specs],
@@ -225,13 +227,15 @@ def decode(query: str) -> dict[str, Any]:
     for key in ("test_size", "tol", "max_time", "max_samples", "step_delay"):
         if key in out:
             out[key] = _float(key, out[key])
-    for key in ("seed", "max_iter"):
+    for key in ("seed", "max_iter", "repeat"):
         if key in out:
             out[key] = _int(key, out[key])
     if "test_size" in out and not 0.0 <= out["test_size"] <= 0.9:
         raise LinkError(f"link: test_size={out['test_size']} is out of range [0, 0.9]")
     if "seed" in out and out["seed"] < 0:
         raise LinkError(f"link: seed={out['seed']} must be >= 0")
+    if "repeat" in out and not 1 <= out["repeat"] <= 10:
+        raise LinkError(f"link: repeat={out['repeat']} is out of range [1, 10]")
     if "max_samples" in out and not out["max_samples"] >= 0.0:
         raise LinkError(f"link: max_samples={out['max_samples']} must be >= 0 (0: none)")
     if "step_delay" in out and not 0.0 <= out["step_delay"] <= 1.0:
