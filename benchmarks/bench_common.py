@@ -88,3 +88,40 @@ def write_atomic(path: Path, text: str) -> None:
         with contextlib.suppress(OSError):
             os.unlink(tmp)
         raise
+
+
+def load_str() -> str:
+    """The machine's load averages (1, 5, 15 min), for result headers."""
+    one, five, fifteen = os.getloadavg()
+    return f"{one:.2f} {five:.2f} {fifteen:.2f}"
+
+
+class Report:
+    """A benchmark's printed lines, kept for its ``--out`` file."""
+
+    def __init__(self) -> None:
+        self.lines: list[str] = []
+
+    def emit(self, line: str = "") -> None:
+        """Print a line and keep it for the output file."""
+        print(line, flush=True)
+        self.lines.append(line)
+
+    def finish(self, checks: Sequence[tuple[str, bool, str]], t_start: float) -> None:
+        """The CHECKS section (PASS/FAIL, what, [detail]) and the closing time line."""
+        import time
+
+        self.emit()
+        self.emit("CHECKS")
+        for what, passed, detail in checks:
+            self.emit(
+                f"  {'PASS' if passed else 'FAIL'}  {what}" + (f"  [{detail}]" if detail else "")
+            )
+        self.emit(
+            f"\nfinished {time.strftime('%Y-%m-%d %H:%M:%S')}, total "
+            f"{time.perf_counter() - t_start:.0f} s, load average {load_str()}"
+        )
+
+    def write(self, path: str | Path) -> None:
+        """The lines to ``path``, atomically."""
+        write_atomic(Path(path), "\n".join(self.lines) + "\n")

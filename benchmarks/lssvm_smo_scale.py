@@ -57,7 +57,7 @@ REPO = Path(__file__).resolve().parents[1]
 if str(REPO) not in sys.path:
     sys.path.insert(0, str(REPO))
 
-from bench_common import core_version, table, write_atomic  # noqa: E402
+from bench_common import Report, core_version, load_str, table  # noqa: E402
 
 #: The code the figures depend on (flagged when it has uncommitted changes).
 LSSVM_CODE = (
@@ -81,18 +81,8 @@ SLACK_MB = 8.0
 #: spare; 8 n bytes each.
 RUN_VECTORS = 8
 
-OUT: list[str] = []
-
-
-def emit(line: str = "") -> None:
-    """Print a line and keep it for the output file."""
-    print(line, flush=True)
-    OUT.append(line)
-
-
-def load_str() -> str:
-    one, five, fifteen = os.getloadavg()
-    return f"{one:.2f} {five:.2f} {fifteen:.2f}"
+REPORT = Report()
+emit = REPORT.emit
 
 
 def code_digest() -> str:
@@ -547,16 +537,9 @@ def main(argv: list[str] | None = None) -> int:
             what = f"{s['dataset']} C={s['C']:g} {s['cache_mb']:g} MB {s['pair']}"
             emit(f"  run {i} ({what}): {r['code']}")
         emit(f"  at the end: {code_digest()}")
-    emit()
-    emit("CHECKS")
-    for what, passed, detail in checks:
-        emit(f"  {'PASS' if passed else 'FAIL'}  {what}" + (f"  [{detail}]" if detail else ""))
-    emit(
-        f"\nfinished {time.strftime('%Y-%m-%d %H:%M:%S')}, total "
-        f"{time.perf_counter() - t_start:.0f} s, load average {load_str()}"
-    )
+    REPORT.finish(checks, t_start)
     if args.out:
-        write_atomic(Path(args.out), "\n".join(OUT) + "\n")
+        REPORT.write(args.out)
     return 0
 
 

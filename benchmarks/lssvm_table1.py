@@ -69,7 +69,7 @@ REPO = Path(__file__).resolve().parents[1]
 if str(REPO) not in sys.path:
     sys.path.insert(0, str(REPO))
 
-from bench_common import core_version, write_atomic  # noqa: E402
+from bench_common import Report, core_version, load_str  # noqa: E402
 
 from ermviz.data import Dataset, load_dataset  # noqa: E402
 from ermviz.registry import build_problem, build_solver  # noqa: E402
@@ -99,22 +99,12 @@ TOL = 1e-6
 FEW_ITERATIONS = 10
 DEFAULT_PAPER_CSV = "design/paper_tables/seed004_table1.csv"
 
-OUT: list[str] = []
-
-
-def emit(line: str = "") -> None:
-    """Print a line and keep it for the output file."""
-    print(line, flush=True)
-    OUT.append(line)
+REPORT = Report()
+emit = REPORT.emit
 
 
 #: The code the figures depend on (flagged when it has uncommitted changes).
 LSSVM_CODE = ("solvers/lssvm.py", "solvers/linalg.py", "ermviz/families/lssvm", "ermviz/runner.py")
-
-
-def load_str() -> str:
-    one, five, fifteen = os.getloadavg()
-    return f"{one:.2f} {five:.2f} {fifteen:.2f}"
 
 
 # -- the paper's table ---------------------------------------------------------------------
@@ -941,16 +931,9 @@ def main(argv: list[str] | None = None) -> int:
             emit(f"\n(table part took {time.perf_counter() - t_start:.0f} s; load {load_str()})")
         if args.scale:
             checks += run_scale(args)
-        emit()
-        emit("CHECKS")
-        for what, ok, detail in checks:
-            emit(f"  {'PASS' if ok else 'FAIL'}  {what}" + (f"  [{detail}]" if detail else ""))
-        emit(
-            f"\nfinished {time.strftime('%Y-%m-%d %H:%M:%S')}, total "
-            f"{time.perf_counter() - t_start:.0f} s, load average {load_str()}"
-        )
+        REPORT.finish(checks, t_start)
     if args.out:
-        write_atomic(Path(args.out), "\n".join(OUT) + "\n")
+        REPORT.write(args.out)
     return 0
 
 
