@@ -107,16 +107,16 @@ class Report:
         print(line, flush=True)
         self.lines.append(line)
 
-    def finish(self, checks: Sequence[tuple[str, bool, str]], t_start: float) -> None:
-        """The CHECKS section (PASS/FAIL, what, [detail]) and the closing time line."""
+    def finish(self, checks: Sequence[tuple[str, bool | None, str]], t_start: float) -> None:
+        """The CHECKS section (PASS/FAIL, or INFO for None: what, [detail]) and the closing
+        time line."""
         import time
 
         self.emit()
         self.emit("CHECKS")
         for what, passed, detail in checks:
-            self.emit(
-                f"  {'PASS' if passed else 'FAIL'}  {what}" + (f"  [{detail}]" if detail else "")
-            )
+            tag = "INFO" if passed is None else "PASS" if passed else "FAIL"
+            self.emit(f"  {tag}  {what}" + (f"  [{detail}]" if detail else ""))
         self.emit(
             f"\nfinished {time.strftime('%Y-%m-%d %H:%M:%S')}, total "
             f"{time.perf_counter() - t_start:.0f} s, load average {load_str()}"

@@ -285,3 +285,21 @@ def test_repeated_seeds_race_as_groups_with_a_band_and_a_mean_row():
     finals = [s.slot.run.trace.last()["certificate"] for s in sources[:3]]
     assert means["certificate"].iloc[0] == pytest.approx(np.mean(finals))
     assert means["certificate_dev"].iloc[0] == pytest.approx(np.std(finals, ddof=1))
+
+
+def test_newton_stops_at_float64_resolution_and_refuses_separable_data():
+    from ermviz.errors import DataError
+    from ermviz.families.cso.problem import logistic_newton
+
+    # Replicated noisy rows: the gradient cannot reach 1e-12 in float64 (the line search
+    # stalled there and raised a false "no minimizer"); the Newton decrement stops it.
+    ds = load_dataset("cso-synthetic", n=20_000, d=10, x_scale=0.5, seed=0)
+    X = np.vstack([ds.X] * 3) + 0.1 * np.random.default_rng(1).standard_normal((60_000, 10))
+    y = np.tile(ds.y, 3)
+    w = logistic_newton(X, y, 0.0)
+    p = 0.5 * (1.0 - np.tanh(0.5 * y * (X @ w)))
+    assert np.linalg.norm(X.T @ (y * p)) / y.size <= 1e-7
+    separable = np.array([[1.0, 0.0], [2.0, 1.0], [-1.0, 0.5], [-2.0, 0.0]])
+    with pytest.raises(DataError, match="set l2 > 0"):
+        logistic_newton(separable, np.array([1.0, 1.0, -1.0, -1.0]), 0.0)
+    assert np.isfinite(logistic_newton(separable, np.array([1.0, 1.0, -1.0, -1.0]), 1e-3)).all()

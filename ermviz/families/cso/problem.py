@@ -32,8 +32,11 @@ from solvers.linalg import as_kernel_matrix
 
 #: Largest feature count: inner samples are dense d-vectors and Newton needs a d x d system.
 MAX_FEATURES = 5000
-#: Newton's stopping rule on the evaluation sample: ||grad F|| <= this (absolute).
+#: Newton's stopping rules on the evaluation sample: ||grad F|| <= NEWTON_TOL, or a Newton
+#: decrement -grad^T step (about twice F - F*) at most DECREMENT_TOL * max(1, |F|), below
+#: which float64 cannot resolve a further decrease of F (the line search would stall).
 NEWTON_TOL = 1e-12
+DECREMENT_TOL = 1e-15
 
 
 def _feature_variance(X: Any) -> float:
@@ -50,7 +53,8 @@ def _feature_variance(X: Any) -> float:
 
 def logistic_newton(X: Any, y: np.ndarray, l2: float, max_iter: int = 100) -> np.ndarray:
     """The minimizer of ``mean log(1 + exp(-y_i x_i^T w)) + l2/2 ||w||^2`` by damped
-    Newton (backtracking on the objective) to ``||grad|| <= NEWTON_TOL``.
+    Newton (backtracking on the objective) to ``||grad|| <= NEWTON_TOL`` or a Newton
+    decrement at the resolution of float64 (:data:`DECREMENT_TOL`).
 
     Raises DataError when no minimizer exists (separable data with ``l2 = 0``: the
     iterates run off to infinity)."""
@@ -66,13 +70,21 @@ def logistic_newton(X: Any, y: np.ndarray, l2: float, max_iter: int = 100) -> np
         z = np.asarray(X @ w).ravel()
         p = 0.5 * (1.0 - np.tanh(0.5 * y * z))  # sigma(-y z), without overflow
         grad = -np.asarray(X.T @ (y * p)).ravel() / n + l2 * w
+        # A loss fallen to 0 without l2: separable data, the infimum is not attained.
+        separable = l2 == 0.0 and f < 1e-10
         if np.linalg.norm(grad) <= NEWTON_TOL:
+            if separable:
+                break
             return w
         s = p * (1.0 - p) / n
         XS = X.multiply(s[:, None]) if sp.issparse(X) else X * s[:, None]
         H = np.asarray((X.T @ XS).todense() if sp.issparse(XS) else X.T @ XS)
         H[np.diag_indices(d)] += l2 + 1e-14
         step = np.linalg.solve(H, -grad)
+        if -float(grad @ step) <= DECREMENT_TOL * max(1.0, abs(f)):
+            if separable:
+                break
+            return w  # F is within float64 resolution of its minimum
         t = 1.0
         while t > 1e-12:
             cand = w + t * step
