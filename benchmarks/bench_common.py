@@ -125,3 +125,25 @@ class Report:
     def write(self, path: str | Path) -> None:
         """The lines to ``path``, atomically."""
         write_atomic(Path(path), "\n".join(self.lines) + "\n")
+
+
+def seeded_subset(full, rows: int, seed: int):
+    """``rows`` rows of the dataset ``full`` drawn at random with ``seed`` (kept in file
+    order), as an ermviz Dataset named ``<name>-<rows>``; ``full`` itself when it has
+    no more rows than that."""
+    import numpy as np
+
+    from ermviz.data import Dataset
+
+    if rows >= full.n:
+        return full
+    idx = np.sort(np.random.default_rng(seed).permutation(full.n)[:rows])
+    X = full.X[idx]
+    return Dataset(
+        name=f"{full.name}-{rows}",
+        X=X if hasattr(X, "tocsr") else np.ascontiguousarray(X),
+        y=np.array(full.y[idx]),
+        task="binary",
+        source=full.source,
+        description=f"{rows} rows of {full.name}, seeded ({seed}) random subset",
+    )

@@ -57,7 +57,7 @@ REPO = Path(__file__).resolve().parents[1]
 if str(REPO) not in sys.path:
     sys.path.insert(0, str(REPO))
 
-from bench_common import Report, core_version, load_str, table  # noqa: E402
+from bench_common import Report, core_version, load_str, seeded_subset, table  # noqa: E402
 
 #: The code the figures depend on (flagged when it has uncommitted changes).
 LSSVM_CODE = (
@@ -137,23 +137,12 @@ def reset_hwm() -> bool:
 def make_dataset(name: str, rows: int, seed: int):
     """``name``'s training rows: all of them when it has at most ``rows``, otherwise a
     seeded random subset of ``rows`` (sorted), as lssvm_table1.py's scale test does."""
-    import numpy as np
-
-    from ermviz.data import Dataset, load_dataset
+    from ermviz.data import load_dataset
 
     full = load_dataset(name, with_test=False)
     if rows >= full.n:
         return full, f"all {full.n} rows"
-    idx = np.sort(np.random.default_rng(seed).permutation(full.n)[:rows])
-    X = full.X[idx]
-    ds = Dataset(
-        name=f"{name}-{rows}",
-        X=X if hasattr(X, "tocsr") else np.ascontiguousarray(X),
-        y=np.array(full.y[idx]),
-        task="binary",
-        source=full.source,
-        description=f"{rows} rows of {name}, seeded ({seed}) random subset",
-    )
+    ds = seeded_subset(full, rows, seed)
     return ds, f"{rows} of {full.n} rows (seed {seed} random subset, sorted)"
 
 

@@ -69,7 +69,7 @@ REPO = Path(__file__).resolve().parents[1]
 if str(REPO) not in sys.path:
     sys.path.insert(0, str(REPO))
 
-from bench_common import Report, core_version, load_str  # noqa: E402
+from bench_common import Report, core_version, load_str, seeded_subset  # noqa: E402
 
 from ermviz.data import Dataset, load_dataset  # noqa: E402
 from ermviz.registry import build_problem, build_solver  # noqa: E402
@@ -653,16 +653,7 @@ def scale_datasets(args) -> list[tuple[Dataset, float, str]]:
             out.append((ds, 1.8221, f"{rows_txt}, sigma2 = 1.8221 (the paper's)"))
         else:
             rows = min(args.scale_rows, full.n)
-            idx = np.sort(np.random.default_rng(args.seed).permutation(full.n)[:rows])
-            X = full.X[idx]
-            ds = Dataset(
-                name=f"{name}-{rows}",
-                X=X if hasattr(X, "tocsr") else np.ascontiguousarray(X),
-                y=np.array(full.y[idx]),
-                task="binary",
-                source=full.source,
-                description=f"{rows} rows of {name}, seeded ({args.seed}) random subset",
-            )
+            ds = seeded_subset(full, rows, args.seed)
             out.append(
                 (
                     ds,

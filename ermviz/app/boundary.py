@@ -145,7 +145,8 @@ class BoundaryPlot:
             color_mapper=self.mapper,
             alpha=0.45,
         )
-        # The zero level: a placeholder grid without a zero crossing draws nothing yet.
+        # The zero level; it starts from an all-positive grid (no line) and gets its data
+        # on the run's first redraw.
         contour = fig.contour(
             self.xs,
             self.ys,
