@@ -1,7 +1,7 @@
 """Bundled datasets: scikit-learn's small sets and seeded generators, no data file.
 
 **Bundled names** (``wdbc``, ``blobs``, ``sparse-synthetic``, ``toy-2d``, ``moons``,
-``cso-synthetic``,
+``cso-synthetic``, ``sine-tasks``,
 ``toy-simplex-3``, ``toy-simplex-4``, ``sk-diabetes``, ``friedman``) never touch a data
 file: they come from scikit-learn or from seeded generators. Each result is cached in
 memory per name and arguments.
@@ -139,6 +139,29 @@ def _make_cso_synthetic(
     return A, b
 
 
+def _make_sine_tasks(
+    n: int = 100_000,
+    amp_low: float = 0.1,
+    amp_high: float = 5.0,
+    phase_high: float = math.pi,
+    seed: int = 0,
+) -> tuple[np.ndarray, np.ndarray]:
+    """A pool of sine-wave regression tasks (Finn, Abbeel & Levine, ICML 2017; the
+    meta-learning task of Hu, Chen & He, NeurIPS 2020): row ``t`` is a task
+    ``(amplitude, phase)`` with ``amplitude ~ U[amp_low, amp_high]`` and ``phase ~
+    U[0, phase_high]``; its samples are ``(x, amplitude * sin(x - phase))``, drawn by the
+    solvers of the problem ``maml-sine``. The target column is the amplitude (the rows
+    are tasks, not a regression sample)."""
+    n = _int_arg("n", n, 2)
+    amp_low = _float_arg("amp_low", amp_low, 0.0, 1e6)
+    amp_high = _float_arg("amp_high", amp_high, amp_low, 1e6)
+    phase_high = _float_arg("phase_high", phase_high, 0.0, 2.0 * math.pi)
+    rng = _rng(seed)
+    amp = rng.uniform(amp_low, amp_high, n)
+    phase = rng.uniform(0.0, phase_high, n)
+    return np.column_stack([amp, phase]), amp.copy()
+
+
 # Canonical simplex toys: separable, both classes present, easy to draw.
 _SIMPLEX_POINTS = {
     3: ([[1.0, 2.0], [2.0, 0.5], [-1.0, -1.0]], [1.0, 1.0, -1.0]),
@@ -253,6 +276,14 @@ _BUNDLED: dict[str, _Bundled] = {
         "Invariant logistic regression's model (Hu, Chen & He 2020): Gaussian features, "
         "logistic labels from a hidden x_true (n, d, sigma1_sq, x_scale, seed).",
         _make_cso_synthetic,
+    ),
+    "sine-tasks": _Bundled(
+        "regression",
+        100_000,
+        2,
+        "Sine-wave few-shot regression tasks (amplitude, phase) for meta-learning (Finn et "
+        "al. 2017): n, amp_low, amp_high, phase_high, seed.",
+        _make_sine_tasks,
     ),
     "toy-simplex-3": _Bundled(
         "binary", 3, 2, "Three points: the SVM dual is a triangle (seed).", _make_toy_simplex_3

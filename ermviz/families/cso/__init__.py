@@ -1,16 +1,21 @@
-"""The conditional stochastic optimization family: invariant logistic regression solved by
-biased SGD, biased SpiderBoost and sample average approximation, with inner samples as
-the budget.
+"""The conditional stochastic optimization family: invariant logistic regression and
+MAML on sine-wave tasks, solved by biased SGD, biased SpiderBoost, sample average
+approximation, first-order MAML and the Adam variant, with samples as the budget.
 
-Problem ``invariant-logreg`` (:mod:`.problem`), methods ``bsgd``, ``bspiderboost`` and
-``saa`` with step rules ``fixed``, ``inv-sqrt`` and ``newton-ls`` (:mod:`.methods`);
-kernels in :mod:`solvers.cso`. Reference: Hu, Chen & He, "Biased stochastic first-order
+Problems ``invariant-logreg`` (:mod:`.problem`) and ``maml-sine`` (:mod:`.maml_problem`);
+methods ``bsgd``, ``bspiderboost``, ``saa`` (:mod:`.methods`), ``fo-maml`` and ``adam``
+(:mod:`.maml_methods`), declared in :mod:`.specs`, with step rules ``fixed``, ``inv-sqrt``,
+``adam`` and ``newton-ls``; kernels in :mod:`solvers.cso` and :mod:`solvers.maml`.
+Reference: Hu, Chen & He, "Biased stochastic first-order
 methods for conditional stochastic optimization and applications in meta learning"
 (NeurIPS 2020).
 """
 
-from ermviz.families.cso.methods import METHODS, STEP_RULES
-from ermviz.families.cso.problem import PROBLEMS
+from ermviz.families.cso import maml_problem, problem
+from ermviz.families.cso.methods import STEP_RULES
+from ermviz.families.cso.specs import METHODS
+
+PROBLEMS = {**problem.PROBLEMS, **maml_problem.PROBLEMS}
 
 ALIASES: dict = {}
 

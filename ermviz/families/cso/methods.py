@@ -27,9 +27,8 @@ from typing import Any
 
 import numpy as np
 
-from ermviz.base import MethodSpec, Solver, StepRuleSpec
+from ermviz.base import Solver, StepRuleSpec
 from ermviz.errors import SettingError
-from ermviz.families.common import solver_factory
 from ermviz.families.cso.problem import InvariantLogregProblem
 from ermviz.settings import Setting
 from solvers import cso as k
@@ -58,7 +57,22 @@ ROW_SAMPLES = 200_000
 #: SAA's outer samples when neither ``outer`` nor a samples budget gives them.
 DEFAULT_OUTER = 20_000
 
-_GAMMA = Setting("gamma", "float", 0.1, "step size gamma (> 0)", low=0.0, low_open=True)
+_GAMMA = Setting(
+    "gamma",
+    "float",
+    0.0,
+    "step size gamma; 0 = the problem's suggested step (invariant-logreg 0.1, maml-sine 3e-3)",
+    low=0.0,
+)
+_ADAM = (
+    Setting("gamma", "float", 1e-3, "Adam's step size (Kingma & Ba: 1e-3)", low=0.0,
+            low_open=True),
+    Setting("beta1", "float", 0.9, "decay of the first moment", low=0.0, high=1.0, high_open=True),
+    Setting("beta2", "float", 0.999, "decay of the second moment", low=0.0, high=1.0,
+            high_open=True),
+    Setting("eps", "float", 1e-8, "added to the root of the second moment", low=0.0,
+            low_open=True),
+)  # fmt: skip
 STEP_RULES: dict[str, StepRuleSpec] = {
     "fixed": StepRuleSpec("fixed", "constant step gamma", (_GAMMA,), REFERENCES["bsgd"]),
     "inv-sqrt": StepRuleSpec(
@@ -66,6 +80,12 @@ STEP_RULES: dict[str, StepRuleSpec] = {
         "gamma / sqrt(t + 1) (the convex schedule of F.4)",
         (_GAMMA,),
         REFERENCES["bsgd"],
+    ),
+    "adam": StepRuleSpec(
+        "adam",
+        "Adam update of the biased estimate (bias-corrected moments)",
+        _ADAM,
+        "Kingma & Ba, ICLR 2015; Hu, Chen & He, NeurIPS 2020, Appendix D (the Adam variant)",
     ),
     "newton-ls": StepRuleSpec(
         "newton-ls",
@@ -81,10 +101,9 @@ _INNER = Setting(
 
 
 class CsoSolver(Solver):
-    """Shared state, checkpoints and evaluation of the three methods."""
+    """Shared state, checkpoints and evaluation of the family's methods."""
 
     columns = (*BASE_COLUMNS, "samples", "inner_batch")
-    certificate_kind = "opt_gap_estimate"
     summary_columns = ("samples",)
     step_kind = STEP_SGD
     name = ""
@@ -93,6 +112,7 @@ class CsoSolver(Solver):
         self, problem: InvariantLogregProblem, step: str, settings: dict[str, Any], tol: float
     ):
         self.problem = problem
+        self.certificate_kind = problem.certificate_kind
         self.step_rule = step
         self.settings = settings
         self.tol = float(tol)
@@ -127,6 +147,11 @@ class CsoSolver(Solver):
 
     def _first_step_samples(self) -> int:
         return int(self.settings["inner_batch"])
+
+    def step_size(self) -> float:
+        """The step rule's ``gamma``, or the problem's suggested step when it is 0."""
+        gamma = float(self.settings.get("gamma", 0.0))
+        return gamma if gamma > 0.0 else float(self.problem.suggested_step)
 
     # -- what each method provides ---------------------------------------------------------
     @abstractmethod
@@ -205,7 +230,7 @@ class BsgdSolver(CsoSolver):
     def __init__(self, problem, step, settings, tol):
         super().__init__(problem, step, settings, tol)
         self.xavg = self.x.copy()
-        self._gamma = float(settings["gamma"])
+        self._gamma = self.step_size()
         self._decay = 1 if step == "inv-sqrt" else 0
         self._growth = float(settings["inner_growth"])
         self._steps(0)  # compile or load the kernel outside the timed region
@@ -216,7 +241,7 @@ class BsgdSolver(CsoSolver):
         return float(m if self._growth == 0.0 else math.ceil(m * (t + 1.0) ** self._growth))
 
     def _reported(self) -> np.ndarray:
-        if self.settings["output"] == "average" and self.istate[k.I_K] > 0:
+        if self.settings["output"] in ("auto", "average") and self.istate[k.I_K] > 0:
             return self.xavg
         return self.x
 
@@ -255,7 +280,7 @@ class SpiderSolver(CsoSolver):
         p, s = self.problem, self.settings
         k.spider_advance(
             p.A, p.y, self.key, self.x, self.xprev, self.v, self.eta, self.istate, self.fstate,
-            int(s["inner_batch"]), int(s["q"]), int(s["n1"]), int(s["n2"]), float(s["gamma"]),
+            int(s["inner_batch"]), int(s["q"]), int(s["n1"]), int(s["n2"]), self.step_size(),
             p.l2, stop_at,
         )  # fmt: skip
         self._last_step = float(self.fstate[1])
@@ -332,75 +357,3 @@ class SaaSolver(CsoSolver):
 def _saa_value(E: np.ndarray, b: np.ndarray, x: np.ndarray, l2: float) -> float:
     s = -b * (E @ x)
     return float(np.mean(np.logaddexp(0.0, s)) + 0.5 * l2 * (x @ x))
-
-
-_SEED = Setting("seed", "int", 0, "seed of the run's sample stream", low=0)
-_PROBLEMS = (InvariantLogregProblem.name,)
-METHODS: dict[str, MethodSpec] = {
-    "bsgd": MethodSpec(
-        "bsgd",
-        "biased SGD: one outer sample, m inner samples per step",
-        "cso",
-        _PROBLEMS,
-        ("fixed", "inv-sqrt"),
-        (
-            _INNER,
-            Setting(
-                "inner_growth",
-                "float",
-                0.0,
-                "time-varying inner batch m_t = ceil(m (t + 1)^growth); 0 = fixed m",
-                low=0.0,
-                high=2.0,
-            ),
-            Setting(
-                "output",
-                "choice",
-                "average",
-                "iterate reported: the step-weighted average (F.4, convex) or the last",
-                choices=("average", "last"),
-            ),
-            _SEED,
-        ),
-        REFERENCES["bsgd"],
-        solver_factory(BsgdSolver),
-    ),
-    "bspiderboost": MethodSpec(
-        "bspiderboost",
-        "biased SpiderBoost: variance-reduced recursive estimator",
-        "cso",
-        _PROBLEMS,
-        ("fixed",),
-        (
-            _INNER,
-            Setting("q", "int", 20, "epoch length q (steps)", low=1, high=1e9),
-            Setting("n1", "int", 200, "outer samples at each epoch start", low=1, high=1e9),
-            Setting("n2", "int", 10, "outer samples per step inside an epoch", low=1, high=1e9),
-            _SEED,
-        ),
-        REFERENCES["bspiderboost"],
-        solver_factory(SpiderSolver),
-    ),
-    "saa": MethodSpec(
-        "saa",
-        "sample average approximation: draw n x m samples, solve by Newton",
-        "cso",
-        _PROBLEMS,
-        ("newton-ls",),
-        (
-            Setting("inner_batch", "int", 100, "inner samples m per outer sample", low=1, high=1e7),
-            Setting(
-                "outer",
-                "int",
-                0,
-                "outer samples n; 0 = the samples budget (--max-samples) // inner_batch, "
-                f"or {DEFAULT_OUTER:,} without one",
-                low=0,
-                high=1e8,
-            ),
-            _SEED,
-        ),
-        REFERENCES["saa"],
-        solver_factory(SaaSolver),
-    ),
-}

@@ -115,6 +115,8 @@ class InvariantLogregProblem(Problem):
         ("saa", "newton-ls"),
     )
     work_axes: ClassVar[tuple[tuple[str, str], ...]] = (("samples", "inner samples"),)
+    #: The constant step the step rules use when their ``gamma`` is 0 (auto).
+    suggested_step: ClassVar[float] = 0.1
     settings_decl: ClassVar[tuple[Setting, ...]] = (
         Setting(
             "noise_ratio",
