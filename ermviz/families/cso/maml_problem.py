@@ -49,7 +49,7 @@ class MamlSineProblem(Problem):
     )
     work_axes: ClassVar[tuple[tuple[str, str], ...]] = (("samples", "samples (x, y)"),)
     #: The constant step the step rules use when their ``gamma`` is 0 (auto).
-    suggested_step: ClassVar[float] = 3e-3
+    suggested_step: ClassVar[float] = 1e-2
     settings_decl: ClassVar[tuple[Setting, ...]] = (
         Setting(
             "inner_step",

@@ -61,7 +61,7 @@ _GAMMA = Setting(
     "gamma",
     "float",
     0.0,
-    "step size gamma; 0 = the problem's suggested step (invariant-logreg 0.1, maml-sine 3e-3)",
+    "step size gamma; 0 = the problem's suggested step (invariant-logreg 0.1, maml-sine 0.01)",
     low=0.0,
 )
 _ADAM = (
@@ -136,6 +136,8 @@ class CsoSolver(Solver):
         if work is None or work[0] != "samples":
             return False
         self.istate[k.I_LIMIT] = int(work[1])
+        if self.istate[k.I_STATUS] == STATUS_MAX_WORK:
+            self.istate[k.I_STATUS] = STATUS_RUNNING  # a new, larger budget continues the run
         first = self._first_step_samples()
         if work[1] < first:
             raise SettingError(
