@@ -107,6 +107,20 @@ DATASET_PRESETS: dict[str, dict[str, Any]] = {
         "max_samples": 2_000_000,
         "animate": False,
     },
+    # Meta-learning: BSGD, FO-MAML, Adam and BSpiderBoost on MAML's sine tasks, one budget
+    # of samples (about 10-20 s per run on a free core).
+    "sine-tasks": {
+        "problem": "maml-sine",
+        "problem_settings": {},
+        "standardize": False,
+        "normalize": False,
+        "test_size": 0.0,
+        "tol": 1e-8,
+        "max_iter": 100_000_000,
+        "max_time": 60.0,
+        "max_samples": 2_000_000,
+        "animate": False,
+    },
     "toy-2d": {
         "problem": "logreg-l1",
         "problem_settings": {"radius": 3.0},

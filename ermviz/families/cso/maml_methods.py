@@ -41,6 +41,7 @@ class MamlSolver(CsoSolver):
 
     name = "bsgd"
     second_order = True
+    sample_word = "samples (x, y)"
 
     def __init__(self, problem: MamlSineProblem, step: str, settings: dict[str, Any], tol: float):
         super().__init__(problem, step, settings, tol)
@@ -104,6 +105,7 @@ class MamlSpiderSolver(CsoSolver):
     """BSpiderBoost on ``maml-sine``."""
 
     name = "bspiderboost"
+    sample_word = "samples (x, y)"
 
     def __init__(self, problem: MamlSineProblem, step: str, settings: dict[str, Any], tol: float):
         super().__init__(problem, step, settings, tol)

@@ -28,7 +28,7 @@ from typing import ClassVar
 import numpy as np
 
 from ermviz.base import Problem
-from ermviz.errors import DataError
+from ermviz.errors import DataError, SettingError
 from ermviz.settings import Setting
 from solvers import maml as mk
 
@@ -127,10 +127,12 @@ class MamlSineProblem(Problem):
         self.alpha = float(s["inner_step"])
         self.x_low, self.x_high = float(s["x_low"]), float(s["x_high"])
         if not self.x_low < self.x_high:
-            raise DataError(f"maml-sine: x_low = {self.x_low} must be below x_high = {self.x_high}")
+            raise SettingError(
+                f"maml-sine: x_low = {self.x_low} must be below x_high = {self.x_high}"
+            )
         n_eval = int(s["eval_tasks"])
         if n_eval >= X.shape[0]:
-            raise DataError(
+            raise SettingError(
                 f"maml-sine holds out eval_tasks = {n_eval} of the {X.shape[0]} tasks and "
                 f"trains on the rest; lower eval_tasks below {X.shape[0]} (e.g. 200)"
             )

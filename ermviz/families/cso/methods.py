@@ -105,6 +105,8 @@ class CsoSolver(Solver):
 
     columns = (*BASE_COLUMNS, "samples", "inner_batch")
     summary_columns = ("samples",)
+    #: What one unit of the samples budget is, for messages.
+    sample_word = "inner samples"
     step_kind = STEP_SGD
     name = ""
 
@@ -142,7 +144,7 @@ class CsoSolver(Solver):
         if work[1] < first:
             raise SettingError(
                 f"--max-samples {work[1]:g} is smaller than one step of {self.name}, which "
-                f"draws {first:,} inner samples; raise it to at least {first:,} or lower "
+                f"draws {first:,} {self.sample_word}; raise it to at least {first:,} or lower "
                 "inner_batch"
             )
         return True
