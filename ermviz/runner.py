@@ -34,6 +34,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from ermviz import cores
 from ermviz.base import Solver
 from ermviz.errors import SettingError
 from ermviz.trace import Trace
@@ -147,6 +148,10 @@ class RunInfo:
     label: str = ""
 
 
+class _StoppedWaiting(Exception):
+    """A stop request arrived while the run was queued for a core (no chunk was run)."""
+
+
 class Run:
     """One solver advanced on a background thread (or in the caller's, see :meth:`run`).
 
@@ -221,6 +226,7 @@ class Run:
         self.thread_niceness = 0
         self._iterates: list[tuple[int, np.ndarray, np.ndarray]] = []
         self._iterates_lock = threading.Lock()
+        self._waiting_since: float | None = None
         if self.keep_iterates:
             self._keep_iterate()
 
@@ -261,6 +267,13 @@ class Run:
     @property
     def done(self) -> bool:
         return self._done.is_set()
+
+    @property
+    def waiting(self) -> bool:
+        """True while the run has waited more than ``cores.WAITING_AFTER`` seconds for a
+        core of the process-wide gate (:mod:`ermviz.cores`)."""
+        since = self._waiting_since
+        return since is not None and time.perf_counter() - since > cores.WAITING_AFTER
 
     def subscribe(self, callback: Callable[[Run, int], None]) -> None:
         """Call ``callback(run, first_new_seq)`` after each chunk (from the solver thread)."""
@@ -322,7 +335,10 @@ class Run:
                 return
             remaining = budget.max_iter - solver.iteration
             n = 1 if self.keep_iterates else max(1, min(rows_per_call, remaining + 1))
-            rows, status, dt = self._advance(n, budget.max_iter)
+            try:
+                rows, status, dt = self._advance(n, budget.max_iter)
+            except _StoppedWaiting:
+                continue  # stopped while queued for a core: the loop's top ends the run
             if self.keep_iterates:
                 self._keep_iterate()
             if status != STATUS_RUNNING:
@@ -340,17 +356,31 @@ class Run:
         last = self.trace.last()
         return 0.0 if last is None else last[self.budget.max_work[0]]
 
-    def _advance(self, n: int, stop_at: int) -> tuple[int, int, float]:
+    def _advance(self, n: int, stop_at: int, gated: bool = True) -> tuple[int, int, float]:
         solver = self.solver
-        e0, ec0 = solver.eval_seconds, solver.eval_cpu_seconds
-        c0 = time.thread_time()
-        t0 = time.perf_counter()
-        rec, status = solver.advance(n, stop_at)
-        elapsed = time.perf_counter() - t0
+        # One core from the process-wide gate per chunk (ermviz.cores); the wait is not
+        # solver time.
+        core_gate = cores.gate() if gated else None
+        if core_gate is not None:
+            self._waiting_since = time.perf_counter()
+            got = core_gate.acquire(self._stop)
+            self._waiting_since = None
+            if not got:
+                raise _StoppedWaiting
+        try:
+            e0, ec0 = solver.eval_seconds, solver.eval_cpu_seconds
+            c0 = time.thread_time()
+            t0 = time.perf_counter()
+            rec, status = solver.advance(n, stop_at)
+            elapsed = time.perf_counter() - t0
+            c1 = time.thread_time()
+        finally:
+            if core_gate is not None:
+                core_gate.release()
         self.wall_s += elapsed
         # Evaluation the method does not need itself is not solver time.
         dt = max(elapsed - (solver.eval_seconds - e0), 0.0)
-        dc = max(time.thread_time() - c0 - (solver.eval_cpu_seconds - ec0), 0.0)
+        dc = max(c1 - c0 - (solver.eval_cpu_seconds - ec0), 0.0)
         k = rec.shape[0]
         # Spread the chunk's time evenly over its rows (iterations in a chunk cost alike).
         frac = np.arange(1, k + 1) / max(k, 1)
@@ -365,7 +395,12 @@ class Run:
 
     def _final_row(self, status: str, message: str) -> None:
         """Record the current iterate without stepping, then end with ``status``."""
-        _, kstatus, _ = self._advance(1, self.solver.iteration)
+        # A stop skips the core queue (one record, and the user is waiting for it).
+        it = self.solver.iteration
+        try:
+            _, kstatus, _ = self._advance(1, it, gated=status != "stopped")
+        except _StoppedWaiting:
+            _, kstatus, _ = self._advance(1, it, gated=False)
         if kstatus == STATUS_CONVERGED:
             self._finish(kstatus)
             return

@@ -207,7 +207,7 @@ class Dashboard(ControlsView, RaceView, TeachingView, ExportView):
         """Update the race status, the per-run status strip, the buttons and (at most every
         TABLE_PERIOD seconds, or when a status changed) the results table."""
         m = self.model
-        statuses = tuple((s.run_id, s.status) for s in m.slots)
+        statuses = tuple((s.run_id, s.status, s.run is not None and s.run.waiting) for s in m.slots)
         changed = statuses != self._statuses
         self._statuses = statuses
         race = m.race_status
@@ -244,13 +244,17 @@ class Dashboard(ControlsView, RaceView, TeachingView, ExportView):
         parts = []
         for s in self.model.slots:
             msg = html.escape(s.message)
+            # A busy server shares its cores between runs (ermviz.cores): say so.
+            waiting = s.run is not None and s.status == "running" and s.run.waiting
+            shown = "running, waiting for a core" if waiting else s.status
             parts.append(
                 f'<span class="run-status" data-run-id="{html.escape(s.run_id)}" '
                 f'data-label="{html.escape(s.label)}" data-status="{s.status}" '
+                f'data-waiting="{int(waiting)}" '
                 f'data-rows="{len(s.run.trace) if s.run is not None else 0}" title="{msg}" '
                 f'style="display:inline-block;margin:2px 10px 2px 0;padding:2px 8px;'
                 f'border-left:6px solid {s.color};background:#f5f5f5">'
-                f"{html.escape(s.label)}: <b>{s.status}</b></span>"
+                f"{html.escape(s.label)}: <b>{shown}</b></span>"
             )
         return "".join(parts) or '<span class="run-status-empty">No race yet: press Start.</span>'
 
