@@ -5,6 +5,10 @@ VENV ?= .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed-stamp
 PORT ?= 5006
+# Serving safely (README, "Serving a class"): loopback only by default; a classroom sets
+# ADDRESS=0.0.0.0 and ORIGINS to the host:port the students type.
+ADDRESS ?= 127.0.0.1
+ORIGINS ?= localhost:$(PORT) 127.0.0.1:$(PORT)
 
 .PHONY: test serve lint browser clean
 
@@ -32,7 +36,10 @@ test: $(STAMP) browser lint
 	$(VENV)/bin/pytest
 
 serve: $(STAMP)
-	$(VENV)/bin/panel serve app.py --port $(PORT) --setup ermviz/app/warmup.py --show
+	$(VENV)/bin/panel serve app.py --address $(ADDRESS) --port $(PORT) \
+		$(foreach o,$(ORIGINS),--allow-websocket-origin $(o)) \
+		--setup ermviz/app/warmup.py \
+		--check-unused-sessions 1000 --unused-session-lifetime 5000 --show
 
 clean:
 	rm -rf $(VENV) .pytest_cache .ruff_cache test-artifacts

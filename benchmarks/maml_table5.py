@@ -139,6 +139,15 @@ def paper_table(path: Path) -> dict[tuple[str, int, int], tuple[float, float]]:
     return out
 
 
+def cell_text(col: np.ndarray) -> str:
+    """Mean ± dev over the seeds; over the finite ones, with a count, if some diverged."""
+    ok = col[np.isfinite(col)]
+    if ok.size == 0:
+        return "diverged"
+    text = pm(ok.mean(), ok.std(ddof=1) if ok.size > 1 else math.nan)
+    return text if ok.size == col.size else f"{text} ({col.size - ok.size}/{col.size} div.)"
+
+
 def pm(mean: float, dev: float) -> str:
     if not math.isfinite(mean):
         return "diverged"
@@ -153,7 +162,7 @@ def render(header: list[str], rows: list[list[str]]) -> None:
         emit("  " + "  ".join(c.rjust(w) for c, w in zip(r, widths, strict=True)))
 
 
-def figure(curves: dict, best: dict, path: Path) -> str:
+def figure(curves: dict, best: dict, methods: list, path: Path) -> str:
     try:
         import matplotlib
     except ImportError:
@@ -162,7 +171,9 @@ def figure(curves: dict, best: dict, path: Path) -> str:
     import matplotlib.pyplot as plt
 
     fig, ax = plt.subplots(figsize=(7.5, 5.0))
-    for (method, _), color in zip(METHODS, ("C0", "C3", "C2", "C1"), strict=True):
+    colors = dict(zip((m for m, _ in METHODS), ("C0", "C3", "C2", "C1"), strict=True))
+    for method, _ in methods:
+        color = colors[method]
         m = best[method]
         for i, (x, y) in enumerate(curves[(method, m)]):
             ax.plot(
@@ -193,6 +204,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--seeds", type=int, default=10, help="reported runs per cell: seeds 0..N-1")
     ap.add_argument("--grid-seeds", type=int, default=1, help=f"grid seeds {GRID_SEED0}..")
     ap.add_argument("--ms", default=",".join(map(str, MS)))
+    ap.add_argument("--methods", default=",".join(m for m, _ in METHODS), help="a subset")
     ap.add_argument("--budgets", default=",".join(f"{b:.0e}" for b in BUDGETS))
     ap.add_argument("--workers", type=int, default=2, help="processes (one core each)")
     ap.add_argument("--paper-csv", help=f"default: $ERMVIZ_DATA/../{DEFAULT_PAPER_CSV}")
@@ -203,6 +215,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.quick:
         args.seeds, args.ms, args.budgets = 2, "5,20", "1e5,2e5,4e5"
     ms = [int(float(t)) for t in args.ms.split(",")]
+    methods = [ms_ for ms_ in METHODS if ms_[0] in args.methods.split(",")]
     budgets = tuple(int(float(t)) for t in args.budgets.split(","))
     data_root = Path(os.environ.get("ERMVIZ_DATA", REPO.parent / "shared" / "datasets"))
     csv_path = Path(args.paper_csv) if args.paper_csv else data_root.parent / DEFAULT_PAPER_CSV
@@ -233,14 +246,14 @@ def main(argv: list[str] | None = None) -> int:
     with ProcessPoolExecutor(args.workers) as pool:
         jobs = [
             (meth, step, m, g, s, budgets[-1:], False)
-            for meth, step in METHODS
+            for meth, step in methods
             for m in ms
             for g in gammas_of(meth)
             for s in grid_seeds
         ]
         grid = dict(zip(jobs, pool.map(one_run, jobs), strict=True))
         gamma = {}
-        for meth, step in METHODS:
+        for meth, step in methods:
             for m in ms:
                 scores = {}
                 for g in gammas_of(meth):
@@ -253,14 +266,14 @@ def main(argv: list[str] | None = None) -> int:
              + ", ".join(f"{k[0]} m={k[1]}: {v:g}" for k, v in gamma.items()))  # fmt: skip
         jobs = [
             (meth, step, m, gamma[(meth, m)], s, budgets, s < 3)
-            for meth, step in METHODS
+            for meth, step in methods
             for m in ms
             for s in range(args.seeds)
         ]
         res = dict(zip(jobs, pool.map(one_run, jobs), strict=True))
 
     table, curves, cpu = {}, {}, {}
-    for meth, step in METHODS:
+    for meth, step in methods:
         for m in ms:
             runs = [
                 res[(meth, step, m, gamma[(meth, m)], s, budgets, s < 3)] for s in range(args.seeds)
@@ -276,14 +289,12 @@ def main(argv: list[str] | None = None) -> int:
     header += [f"ours B{i + 1}" for i in range(len(budgets))]
     header += [f"paper B{i + 1}" for i in range(3)]
     rows = []
-    for meth, _ in METHODS:
+    for meth, _ in methods:
         for m in ms:
             V = table[(meth, m)]
             ours = []
             for b in range(len(budgets)):
-                col = V[:, b]
-                ok = np.isfinite(col).all()
-                ours.append(pm(col.mean(), col.std(ddof=1)) if ok else "diverged")
+                ours.append(cell_text(V[:, b]))
             theirs = [pm(*paper[(meth, m, b)]) if (meth, m, b) in paper else "-" for b in (1, 2, 3)]
             rows.append(
                 [meth, str(m), f"{gamma[(meth, m)]:g}", f"{cpu[(meth, m)]:.1f}", *ours, *theirs]
@@ -294,35 +305,37 @@ def main(argv: list[str] | None = None) -> int:
         col = table[(meth, m)][:, -1]
         return float(col.mean()) if np.isfinite(col).all() else math.inf
 
-    best = {meth: min(ms, key=lambda m, meth=meth: final(meth, m)) for meth, _ in METHODS}
+    best = {meth: min(ms, key=lambda m, meth=meth: final(meth, m)) for meth, _ in methods}
     emit()
     emit("best m per method at the largest budget (ours | paper's at B3):")
-    for meth, _ in METHODS:
+    for meth, _ in methods:
         m = best[meth]
         col = table[(meth, m)][:, -1]
         pbest = min((k for k in paper if k[0] == meth and k[2] == 3), key=lambda k: paper[k][0],
                     default=None)  # fmt: skip
         ptxt = f"m={pbest[1]}: {pm(*paper[pbest])}" if pbest else "-"
-        emit(f"  {meth:<13} m={m}: {pm(col.mean(), col.std(ddof=1))}   | paper {ptxt}")
+        emit(f"  {meth:<13} m={m}: {cell_text(col)}   | paper {ptxt}")
     fig = None
     if args.out:
-        fig = figure(curves, best, Path(args.out).parent / "maml_table5.png")
+        fig = figure(curves, best, methods, Path(args.out).with_suffix(".png"))
         emit(fig)
-    b_bsgd, b_fo = final("bsgd", best["bsgd"]), final("fo-maml", best["fo-maml"])
-    wins = sum(final("bsgd", m) < final("fo-maml", m) for m in ms)
-    checks = [
-        (
-            "BSGD at its best m reaches a lower MAML objective than FO-MAML at its best m "
-            "(largest budget)",
-            b_bsgd < b_fo,
-            f"bsgd m={best['bsgd']}: {b_bsgd:.3e}; fo-maml m={best['fo-maml']}: {b_fo:.3e}",
-        ),
-        (
-            "BSGD below FO-MAML at the same m (largest budget)",
-            None,
-            f"{wins} of {len(ms)} inner batch sizes",
-        ),
-    ]
+    checks = []
+    if {"bsgd", "fo-maml"} <= set(best):
+        b_bsgd, b_fo = final("bsgd", best["bsgd"]), final("fo-maml", best["fo-maml"])
+        wins = sum(final("bsgd", m) < final("fo-maml", m) for m in ms)
+        checks = [
+            (
+                "BSGD at its best m reaches a lower MAML objective than FO-MAML at its best m "
+                "(largest budget)",
+                b_bsgd < b_fo,
+                f"bsgd m={best['bsgd']}: {b_bsgd:.3e}; fo-maml m={best['fo-maml']}: {b_fo:.3e}",
+            ),
+            (
+                "BSGD below FO-MAML at the same m (largest budget)",
+                None,
+                f"{wins} of {len(ms)} inner batch sizes",
+            ),
+        ]
     REPORT.finish(checks, t_start)
     if args.out:
         REPORT.write(args.out)

@@ -4,7 +4,8 @@
 progress bar with the live certificate on stderr, optionally writes the trace (CSV or
 Parquet, atomically), and prints a one-line JSON summary as the last line on stdout.
 Bad arguments or data exit with status 2 and one line on stderr; a run that ends in
-error exits with status 1.
+error exits with status 1, and so does a run whose trace could not be written (``--out``
+on a full disk: one line on stderr, no file left behind, the JSON summary still printed).
 """
 
 from __future__ import annotations
@@ -224,8 +225,16 @@ def _cmd_run(args: argparse.Namespace) -> int:
     if out is not None:
         from ermviz.io import write_frame_atomic
 
-        write_frame_atomic(frame(), out)
-        result["out"] = str(out)
+        try:
+            write_frame_atomic(frame(), out)
+            result["out"] = str(out)
+        except OSError as exc:  # a full disk, a folder gone: say so, keep the summary
+            # The writer left neither a partial file nor its temporary one behind.
+            reason = exc.strerror or " ".join(str(exc).split())
+            print(
+                f"ermviz: error: --out {out}: the trace was not written ({reason})", file=sys.stderr
+            )
+            failed = True
     print(json.dumps(_json_safe(result)))
     return 1 if failed else 0
 
@@ -372,7 +381,14 @@ def _cmd_report(args: argparse.Namespace) -> int:
     eps = args.eps or opts.get("eps") or [1e-2, 1e-4, 1e-6]
     baselines = args.baseline if args.baseline is not None else opts.get("baselines", [])
     chosen = args.chosen if args.chosen is not None else opts.get("chosen", [])
-    result = write_report(args.dir, eps, args.format, baselines, chosen)
+    result = write_report(
+        args.dir,
+        eps,
+        args.format,
+        baselines,
+        chosen,
+        on_skip=lambda message: print(f"ermviz: warning: {message}", file=sys.stderr),
+    )
     print(result["text"])
     print(
         json.dumps(

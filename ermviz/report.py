@@ -17,7 +17,7 @@ from __future__ import annotations
 import json
 import math
 import tomllib
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -273,16 +273,22 @@ def write_report(
     fmt: str = "md",
     baselines: Sequence[str] = (),
     chosen: Sequence[str] = (),
+    on_skip: Callable[[str], None] | None = None,
 ) -> dict[str, Any]:
-    """Write table, profiles and curves to ``DIR/report``; return the table and file paths."""
+    """Write table, profiles and curves to ``DIR/report``; return the table and file paths.
+
+    A results file that cannot be read (truncated, not Parquet) is left out and named to
+    ``on_skip`` (default: a warning), so one damaged file does not cost the whole report;
+    the traces read are those of the summaries read.
+    """
     if fmt not in ("md", "csv", "html"):
         raise SettingError(f"--format {fmt!r} is not one of md, csv, html")
     if not eps or any((not math.isfinite(e)) or e <= 0 for e in eps):
         raise SettingError("--eps needs positive thresholds, e.g. --eps 1e-2 1e-4")
     rep = Path(out_dir) / "report"
     rep.mkdir(parents=True, exist_ok=True)
-    summaries = load_summaries(out_dir)
-    traces = load_traces(out_dir)
+    summaries = load_summaries(out_dir, on_skip)
+    traces = load_traces(out_dir, summaries["cell_id"], on_skip)
     ttt = times_from_frames(summaries, traces, eps)
     table = threshold_table(ttt, baselines, chosen)
     text = format_table(table, fmt)

@@ -65,6 +65,8 @@ FINAL_STATUSES = (
 
 #: ``Budget.max_iter`` when no iteration limit is set.
 NO_ITER_LIMIT = 2**62
+#: Largest work budget (``max_work``): the kernels' counters are int64.
+MAX_WORK_LIMIT = float(2**62)
 
 
 @dataclass(frozen=True)
@@ -101,9 +103,12 @@ class Budget:
     def __post_init__(self) -> None:
         if not (isinstance(self.tol, int | float) and math.isfinite(self.tol) and self.tol > 0):
             raise SettingError(f"tol={self.tol!r} is out of range; allowed range (0, inf)")
-        if not (isinstance(self.max_iter, int | np.integer) and self.max_iter >= 1):
+        if not (
+            isinstance(self.max_iter, int | np.integer) and 1 <= self.max_iter <= NO_ITER_LIMIT
+        ):
             raise SettingError(
-                f"max-iter={self.max_iter!r} is out of range; allowed: an integer >= 1"
+                f"max-iter={self.max_iter!r} is out of range; allowed: an integer in "
+                f"[1, {NO_ITER_LIMIT}] (the kernels count iterations in int64)"
             )
         if not (
             isinstance(self.max_time, int | float)
@@ -121,8 +126,11 @@ class Budget:
             )
         if self.max_work is not None:
             name, limit = self.max_work
-            if not (isinstance(limit, int | float) and limit > 0):
-                raise SettingError(f"max-work {name}={limit!r} is out of range; allowed (0, inf)")
+            if not (isinstance(limit, int | float | np.number) and 0 < limit <= MAX_WORK_LIMIT):
+                raise SettingError(
+                    f"max-work {name}={limit!r} is out of range; allowed (0, {MAX_WORK_LIMIT:.3g}]"
+                    " (the kernels count work in int64)"
+                )
 
 
 def new_run_id() -> str:
@@ -200,6 +208,8 @@ class Run:
         self.run_id = run_id or new_run_id()
         self.chunk_seconds = float(chunk_seconds)
         extras = tuple(c for c in solver.columns if c not in _SOLVER_BASE)
+        self._objective_col = solver.columns.index("objective")
+        self._certificate_col = solver.columns.index("certificate")
         self.trace = Trace(extras, max_rows=max_rows)
         if self.budget.max_work is not None and self.budget.max_work[0] not in extras:
             raise SettingError(
@@ -227,6 +237,7 @@ class Run:
         self._iterates: list[tuple[int, np.ndarray, np.ndarray]] = []
         self._iterates_lock = threading.Lock()
         self._waiting_since: float | None = None
+        self._stop_reason = "stopped by the user"
         if self.keep_iterates:
             self._keep_iterate()
 
@@ -254,8 +265,10 @@ class Run:
         self.solver.interrupt(False)
         self._resume.set()
 
-    def stop(self) -> None:
-        """End the run (status ``stopped``); its trace is kept, ending with the last iterate."""
+    def stop(self, reason: str = "stopped by the user") -> None:
+        """End the run (status ``stopped``, message ``reason``); its trace is kept, ending
+        with the last iterate."""
+        self._stop_reason = reason
         self._stop.set()
         self.solver.interrupt(True)
         self._resume.set()
@@ -301,7 +314,10 @@ class Run:
             self._loop()
         except Exception as exc:  # a failing solver must not take other runs down
             self.status = "error"
-            self.message = f"{type(exc).__name__}: {exc}"
+            # One line: the CLI's JSON summary, the dashboard's toast and status strip and
+            # a sweep's summary row all show it as one (numba's errors span many lines).
+            text = " ".join(str(exc).split())
+            self.message = f"{type(exc).__name__}: {text}" if text else type(exc).__name__
             self._traceback = traceback.format_exc()
         finally:
             self._done.set()
@@ -317,7 +333,7 @@ class Run:
                 while not self._resume.wait(0.05):
                     pass
             if self._stop.is_set():
-                self._final_row("stopped", "stopped by the user")
+                self._final_row("stopped", self._stop_reason)
                 return
             if self.time_s >= budget.max_time:
                 self._final_row("max_time", f"reached max_time={budget.max_time:g} s")
@@ -377,6 +393,7 @@ class Run:
         finally:
             if core_gate is not None:
                 core_gate.release()
+        rec, status = self._end_at_nonfinite(rec, status)
         self.wall_s += elapsed
         # Evaluation the method does not need itself is not solver time.
         dt = max(elapsed - (solver.eval_seconds - e0), 0.0)
@@ -393,6 +410,25 @@ class Run:
         self._notify(first)
         return k, status, dt
 
+    def _end_at_nonfinite(self, rec: np.ndarray, status: int) -> tuple[np.ndarray, int]:
+        """The rows up to the first with a NaN objective or certificate (or an infinite
+        objective), and ``STATUS_NONFINITE`` if there is one.
+
+        The kernels stop there themselves; this holds the same line for any solver that
+        does not (a Python adapter, a family kept outside the repository), which would
+        otherwise run on NaN until its time budget with nothing to plot. A certificate of
+        +inf is allowed: it means "no bound yet" (LS-SVM's relative gap while the dual
+        objective is not positive).
+        """
+        if rec.shape[0] == 0 or status == STATUS_NONFINITE:
+            return rec, status
+        objective = rec[:, self._objective_col]
+        certificate = rec[:, self._certificate_col]
+        bad = ~np.isfinite(objective) | np.isnan(certificate) | (certificate == -np.inf)
+        if not bad.any():
+            return rec, status
+        return rec[: int(np.argmax(bad)) + 1], STATUS_NONFINITE
+
     def _final_row(self, status: str, message: str) -> None:
         """Record the current iterate without stepping, then end with ``status``."""
         # A stop skips the core queue (one record, and the user is waiting for it).
@@ -401,7 +437,7 @@ class Run:
             _, kstatus, _ = self._advance(1, it, gated=status != "stopped")
         except _StoppedWaiting:
             _, kstatus, _ = self._advance(1, it, gated=False)
-        if kstatus == STATUS_CONVERGED:
+        if kstatus in (STATUS_CONVERGED, STATUS_NONFINITE):
             self._finish(kstatus)
             return
         self.status = status

@@ -92,6 +92,11 @@ class Setting:
         if self.kind in ("float", "int"):
             if isinstance(out, float) and math.isnan(out):
                 raise SettingError(f"{label} is NaN; allowed range {self.range_text()}")
+            if isinstance(out, float) and math.isinf(out):
+                # "(0, inf)" excludes inf: an infinite radius or C breaks the solvers.
+                raise SettingError(
+                    f"{label}={out} is not a finite number; allowed range {self.range_text()}"
+                )
             if not self._in_range(out):
                 raise SettingError(
                     f"{label}={_fmt(out)} is out of range; allowed range {self.range_text()}"

@@ -49,7 +49,8 @@ import socket
 import sys
 import time
 import tomllib
-from collections.abc import Iterable
+import warnings
+from collections.abc import Callable, Iterable
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
@@ -275,24 +276,63 @@ def finished_cells(out_dir: str | Path, *, include_failed: bool = True) -> set[s
     return set(summ.loc[summ["status"] != "error", "cell_id"])
 
 
-def load_summaries(out_dir: str | Path) -> pd.DataFrame:
-    """All summary rows of a results folder (one per finished cell)."""
+class UnreadableResultWarning(UserWarning):
+    """A results file was skipped because it could not be read (see :func:`read_result`)."""
+
+
+def _warn_skipped(message: str) -> None:
+    warnings.warn(message, UnreadableResultWarning, stacklevel=4)
+
+
+def read_result(path: Path, on_skip: Callable[[str], None] | None = None) -> pd.DataFrame | None:
+    """The Parquet file ``path``, or None after telling ``on_skip`` (default: a
+    :class:`UnreadableResultWarning`) one line naming the file and why.
+
+    The sweep never leaves a partial file under a result's name, but a results folder
+    travels: a copy cut short, a disk error or a stray file named ``*.parquet`` must cost
+    its own cell in a report or the Results tab, not the whole folder.
+    """
+    try:
+        return pd.read_parquet(path)
+    except Exception as exc:  # whatever pyarrow raises on a damaged file
+        text = " ".join(str(exc).split())
+        (on_skip or _warn_skipped)(
+            f"skipped {path}: not a readable Parquet file ({type(exc).__name__}: {text})"
+        )
+        return None
+
+
+def load_summaries(
+    out_dir: str | Path, on_skip: Callable[[str], None] | None = None
+) -> pd.DataFrame:
+    """All summary rows of a results folder (one per finished cell); unreadable files
+    are skipped and named to ``on_skip`` (see :func:`read_result`)."""
     files = sorted((Path(out_dir) / "summaries").glob("*.parquet"))
     if not files:
         raise SettingError(f"{out_dir}: no finished cells (no summaries/*.parquet)")
-    return pd.concat([pd.read_parquet(f) for f in files], ignore_index=True)
+    frames = [f for f in (read_result(path, on_skip) for path in files) if f is not None]
+    if not frames:
+        raise SettingError(
+            f"{out_dir}: no readable summary (all {len(files)} summaries/*.parquet are damaged)"
+        )
+    return pd.concat(frames, ignore_index=True)
 
 
-def load_traces(out_dir: str | Path, cell_ids: Iterable[str] | None = None) -> pd.DataFrame:
-    """Trace rows of finished cells (all, or those in ``cell_ids``)."""
+def load_traces(
+    out_dir: str | Path,
+    cell_ids: Iterable[str] | None = None,
+    on_skip: Callable[[str], None] | None = None,
+) -> pd.DataFrame:
+    """Trace rows of finished cells (all, or those in ``cell_ids``); unreadable files
+    are skipped and named to ``on_skip`` (see :func:`read_result`)."""
     done = finished_cells(out_dir)
     wanted = done if cell_ids is None else done & set(cell_ids)
     frames = []
     for cid in sorted(wanted):
         f = Path(out_dir) / "traces" / f"{cid}.parquet"
         if f.exists():
-            t = pd.read_parquet(f)
-            if len(t):
+            t = read_result(f, on_skip)
+            if t is not None and len(t):
                 frames.append(t)
     return pd.concat(frames, ignore_index=True) if frames else pd.DataFrame()
 

@@ -18,6 +18,34 @@ REPO = Path(__file__).resolve().parent.parent
 SHARED_DATASETS = REPO.parent / "shared" / "datasets"
 
 
+# Property-based tests (Hypothesis, tests/test_fuzz_*.py). The default profile, "ci", is
+# bounded and reproducible: a fixed number of examples per test, drawn from a fixed seed
+# (derandomize), no example database. ERMVIZ_FUZZ=long draws 2000 random examples per test
+# and keeps failures in .hypothesis/ to replay them (a run of several minutes).
+try:
+    from hypothesis import HealthCheck, settings
+except ImportError:  # pragma: no cover - hypothesis is in the test extra
+    pass
+else:
+    settings.register_profile(
+        "ci",
+        max_examples=60,
+        deadline=None,
+        derandomize=True,
+        database=None,
+        print_blob=True,
+        suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
+    )
+    settings.register_profile(
+        "long",
+        max_examples=2000,
+        deadline=None,
+        print_blob=True,
+        suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
+    )
+    settings.load_profile(os.environ.get("ERMVIZ_FUZZ", "ci"))
+
+
 # Under CI (``CI`` set) a skip means a broken set-up (a missing package, browser or data
 # folder), not a reason to pass quietly: every skip, at collection or in a test, fails.
 def _fail_skips_under_ci(report: pytest.CollectReport | pytest.TestReport) -> None:

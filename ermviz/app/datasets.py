@@ -183,9 +183,18 @@ def describe_dataset(name: str) -> str:
 # -- uploaded files --------------------------------------------------------------------
 
 
+#: Longest name an uploaded file is stored under (file systems refuse names over 255 bytes).
+MAX_UPLOAD_NAME = 100
+
+
 def upload_file_name(filename: str) -> str:
-    """The uploaded file's own name, safe as a file name (no folders, no leading dot)."""
-    return re.sub(r"[^A-Za-z0-9._-]+", "_", Path(str(filename)).name).lstrip(".") or "upload"
+    """The uploaded file's own name, safe as a file name (no folders, no leading dot, at
+    most :data:`MAX_UPLOAD_NAME` characters, its extensions such as ``.csv.gz`` kept)."""
+    safe = re.sub(r"[^A-Za-z0-9._-]+", "_", Path(str(filename)).name).lstrip(".") or "upload"
+    if len(safe) > MAX_UPLOAD_NAME:
+        tail = re.search(r"(\.[A-Za-z0-9]{1,8}){0,2}$", safe).group(0)  # type: ignore[union-attr]
+        safe = safe[: MAX_UPLOAD_NAME - len(tail)] + tail
+    return safe
 
 
 def upload_refusal(safe: str, content: bytes) -> str | None:
@@ -208,13 +217,23 @@ def store_upload(folder: Path, safe: str, content: bytes) -> Path:
     Raises :class:`~ermviz.errors.DataError` naming the user's file (not the server's
     temporary path) when it does not parse; nothing is left behind then.
     """
-    sub = Path(tempfile.mkdtemp(dir=folder))
-    path = sub / safe
-    path.write_bytes(content)
+    sub: Path | None = None
+    try:
+        sub = Path(tempfile.mkdtemp(dir=folder))
+        path = sub / safe
+        path.write_bytes(content)
+    except OSError as exc:
+        if sub is not None:
+            shutil.rmtree(sub, ignore_errors=True)
+        raise DataError(
+            f"could not store {safe} on the server ({type(exc).__name__}: {exc.strerror or exc})"
+            "; try again later, or use a catalog dataset"
+        ) from None
     try:
         data_mod.load_dataset(path)
     except Exception as exc:
         shutil.rmtree(sub, ignore_errors=True)
-        # Name the user's file, not the server's temporary path.
-        raise DataError(f"could not read {safe}: {one_line(exc).replace(str(path), safe)}") from exc
+        # Name the user's file, not the server's temporary path (as given or resolved).
+        message = one_line(exc).replace(str(path.resolve()), safe).replace(str(path), safe)
+        raise DataError(f"could not read {safe}: {message}") from exc
     return path

@@ -20,7 +20,7 @@ from ermviz.app.boundary import BoundaryPlot
 from ermviz.app.figures import TeachingPlot, TracePlots
 from ermviz.app.model import DashboardModel
 from ermviz.app.streaming import Streamer
-from ermviz.app.widgets import guard
+from ermviz.app.widgets import GuardedDownload, guard
 
 
 class ExportView:
@@ -35,21 +35,21 @@ class ExportView:
 
     def _build_export(self) -> None:
         m = self.model
-        self.csv_download = pn.widgets.FileDownload(
+        self.csv_download = GuardedDownload(
             callback=guard(m, "CSV export")(m.export_csv),
             filename="ermviz-traces.csv",
             label="Traces (CSV)",
             color="primary",
             width=200,
         )
-        self.parquet_download = pn.widgets.FileDownload(
+        self.parquet_download = GuardedDownload(
             callback=guard(m, "Parquet export")(m.export_parquet),
             filename="ermviz-traces.parquet",
             label="Traces (Parquet)",
             color="primary",
             width=200,
         )
-        self.html_download = pn.widgets.FileDownload(
+        self.html_download = GuardedDownload(
             callback=guard(m, "HTML export")(self.export_html),
             filename="ermviz-figures.html",
             label="Figures (standalone HTML)",

@@ -213,6 +213,7 @@ class DashboardModel(param.Parameterized):
         self._upload_dir: Path | None = None
         self._upload_cleanup: weakref.finalize | None = None
         self._quiet = False
+        self._closed = False
         self._lock = threading.Lock()
         self.problem_obj: Problem | None = None
         self.param.watch(self._on_config, [p for p in CONFIG_PARAMS if p != "specs"])
@@ -462,7 +463,11 @@ class DashboardModel(param.Parameterized):
             self.notify(dashboard_wording(notice), "warning")
 
     def start_runs(self) -> None:
-        """Start every built run of the race that has not started yet."""
+        """Start every built run of the race that has not started yet (none once the
+        session has ended: a race being built when its page closed must not run on with
+        nobody to stop it)."""
+        if self._closed:
+            return
         for slot in self.slots:
             if slot.run is not None and not slot.started:
                 slot.started = True
@@ -522,8 +527,15 @@ class DashboardModel(param.Parameterized):
             self.slots = []
             self.race_revision += 1
 
+    @property
+    def closed(self) -> bool:
+        """True once :meth:`shutdown` ended the session: no run starts any more."""
+        return self._closed
+
     def shutdown(self) -> None:
-        """End of the session: stop every run and delete uploaded files."""
+        """End of the session: stop every run, start none from now on (a Start still
+        building its race), and delete uploaded files."""
+        self._closed = True
         for slot in self.slots:
             if slot.run is not None:
                 slot.run.stop()

@@ -22,7 +22,9 @@ from __future__ import annotations
 import asyncio
 import functools
 import html
+import threading
 import time
+from collections.abc import Callable
 from typing import Any
 
 import panel as pn
@@ -139,10 +141,11 @@ class Dashboard(ControlsView, RaceView, TeachingView, ExportView):
         self.start_button.disabled = True
         try:
             self.model.stop(wait=0.5)
-            loop = asyncio.get_running_loop()
             # Loading data and compiling (or loading) kernels may take seconds on big
             # sets: a worker thread keeps the page responsive meanwhile.
-            slots = await loop.run_in_executor(None, self.model.prepare)
+            slots = await _in_thread(self.model.prepare)
+            if self.model.closed:
+                return  # the page closed while the race was built: nothing to show or run
             self.launch(slots)
         finally:
             self._starting = False
@@ -290,6 +293,29 @@ class Dashboard(ControlsView, RaceView, TeachingView, ExportView):
         )
 
 
+async def _in_thread(work: Callable[[], Any]) -> Any:
+    """``await`` ``work()`` run on a thread of its own that ends with it: unlike the event
+    loop's default executor, no idle worker outlives it (a server that has served many
+    sessions holds as many threads as a fresh one; benchmarks/bench_load.py)."""
+    loop = asyncio.get_running_loop()
+    done = loop.create_future()
+
+    def settle(exc: BaseException | None, result: Any) -> None:
+        if not done.done():  # (cancelled when the session went away meanwhile)
+            done.set_exception(exc) if exc is not None else done.set_result(result)
+
+    def target() -> None:
+        try:
+            result = work()
+        except BaseException as exc:  # handed to the awaiting coroutine
+            loop.call_soon_threadsafe(settle, exc, None)
+        else:
+            loop.call_soon_threadsafe(settle, None, result)
+
+    threading.Thread(target=target, name="ermviz-prepare", daemon=True).start()
+    return await done
+
+
 def _served() -> bool:
     """True inside a ``panel serve`` session (False in Jupyter or plain Python)."""
     return pn.state.curdoc is not None and pn.state.curdoc.session_context is not None
@@ -311,7 +337,7 @@ def build_dashboard(query: str | None = None) -> Dashboard:
     if query:
         # A toast sent before the page has rendered is lost: report a bad link on load.
         problem = urlstate.load(dash.model, query, report=not served)
-        if problem is not None:
+        if problem is not None and served:  # (outside a server load() has reported it)
 
             def rejected() -> None:
                 dash.model.notify(problem)

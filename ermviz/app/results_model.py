@@ -50,6 +50,11 @@ from ermviz.sweep import load_summaries, load_traces
 DEFAULT_EPS: tuple[float, ...] = (1e-2, 1e-4, 1e-6)
 #: Environment variable naming the folders searched for results (``os.pathsep``-separated).
 RESULTS_ENV = "ERMVIZ_RESULTS"
+#: What the tab says when ``ERMVIZ_RESULTS`` is set empty.
+OFF_TEXT = (
+    "Results folders are turned off on this server (ERMVIZ_RESULTS is set empty); run "
+    "`python -m ermviz report DIR` where the results are"
+)
 #: Default roots, relative to the server's working directory.
 DEFAULT_ROOTS = ("results", os.path.join("benchmarks", "results"))
 #: Levels below each root searched for results folders (0: the root itself only).
@@ -63,8 +68,18 @@ DASHES = ("solid", "dashed", "dotted", "dotdash")
 _SKIP_DIRS = {"summaries", "traces", "report", "__pycache__", "node_modules"}
 
 
+def folder_access() -> bool:
+    """False when ``ERMVIZ_RESULTS`` is set and empty: the server's operator turned the
+    Results tab's folder access off (no folder is listed, a typed path is refused)."""
+    env = os.environ.get(RESULTS_ENV)
+    return env is None or bool(env.strip())
+
+
 def results_roots() -> list[Path]:
-    """The folders searched for results: ``ERMVIZ_RESULTS`` or the defaults."""
+    """The folders searched for results: ``ERMVIZ_RESULTS`` or the defaults (none when
+    folder access is off, see :func:`folder_access`)."""
+    if not folder_access():
+        return []
     env = os.environ.get(RESULTS_ENV, "")
     names = [p for p in env.split(os.pathsep) if p.strip()] if env.strip() else DEFAULT_ROOTS
     return [Path(p).expanduser() for p in names]
@@ -209,6 +224,8 @@ class ResultsModel(param.Parameterized):
     # -- folders ---------------------------------------------------------------------
     @property
     def roots(self) -> list[Path]:
+        if not folder_access():
+            return []
         return results_roots() if self._roots is None else list(self._roots)
 
     def rescan(self) -> list[str]:
@@ -217,6 +234,8 @@ class ResultsModel(param.Parameterized):
         return self.found
 
     def _idle_text(self) -> str:
+        if not folder_access():
+            return OFF_TEXT
         where = ", ".join(str(r) for r in self.roots)
         n = len(self.found)
         return (
@@ -248,13 +267,29 @@ class ResultsModel(param.Parameterized):
         return False
 
     # -- loading ---------------------------------------------------------------------
-    def _read(self, path: Path) -> tuple[pd.DataFrame, pd.DataFrame, dict[str, Any]]:
+    def _read(
+        self, path: Path, skipped: list[str]
+    ) -> tuple[pd.DataFrame, pd.DataFrame, dict[str, Any]]:
+        """The folder's summaries, the traces of those summaries and its options; each
+        file that cannot be read is left out and named in ``skipped``."""
         if not path.exists():
             raise SettingError(f"results folder {path} does not exist")
         if not path.is_dir():
             raise SettingError(f"{path} is not a folder (a results folder holds summaries/)")
-        summaries = load_summaries(path)  # one-line SettingError when there is no summary
-        return summaries, load_traces(path), report_options(path)
+        # One-line SettingError when there is no (readable) summary.
+        summaries = load_summaries(path, skipped.append)
+        traces = load_traces(path, summaries["cell_id"], skipped.append)
+        return summaries, traces, report_options(path)
+
+    def _tell_skipped(self, skipped: list[str]) -> None:
+        """Warn about each file a read left out, and say how many in the status line."""
+        for message in skipped:
+            self.notify(message, "warning")
+        if skipped:
+            n = len(skipped)
+            self._set_status(
+                f"{self.status}; skipped {n} unreadable file{'s' * (n != 1)}", "success"
+            )
 
     def open(self, path: str | Path) -> bool:
         """Open a results folder: its summaries, traces and ``[report]`` defaults.
@@ -263,11 +298,14 @@ class ResultsModel(param.Parameterized):
         shown before stays.
         """
         text = str(path).strip()
+        if not folder_access():
+            return self._fail(OFF_TEXT)
         if not text:
             return self._fail("type the path of a results folder (it holds summaries/)")
         folder = Path(text).expanduser().resolve()
+        skipped: list[str] = []
         try:
-            summaries, traces, options = self._read(folder)
+            summaries, traces, options = self._read(folder, skipped)
         except ErmvizError as exc:
             return self._fail(str(exc))
         except Exception as exc:  # unreadable files: say so, keep what was shown
@@ -278,6 +316,7 @@ class ResultsModel(param.Parameterized):
         except (SettingError, TypeError, ValueError):
             eps = list(DEFAULT_EPS)
         self._install(str(folder), summaries, traces, options, eps, from_config=True)
+        self._tell_skipped(skipped)
         return True
 
     def refresh(self) -> bool:
@@ -286,13 +325,15 @@ class ResultsModel(param.Parameterized):
         if not self.folder:
             self._set_status(self._idle_text(), "info")
             return True
+        skipped: list[str] = []
         try:
-            summaries, traces, options = self._read(Path(self.folder))
+            summaries, traces, options = self._read(Path(self.folder), skipped)
         except ErmvizError as exc:
             return self._fail(str(exc))
         except Exception as exc:
             return self._fail(f"{self.folder}: {one_line(exc)}")
         self._install(self.folder, summaries, traces, options, list(self.eps), from_config=False)
+        self._tell_skipped(skipped)
         return True
 
     def _install(

@@ -9,7 +9,6 @@ label). Panel and HoloViews are imported only when a view or plot is built.
 
 from __future__ import annotations
 
-import io
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -18,7 +17,7 @@ import numpy as np
 import pandas as pd
 
 from ermviz.app.messages import one_line
-from ermviz.app.results_model import ResultsModel, eps_text
+from ermviz.app.results_model import ResultsModel, eps_text, folder_access
 
 
 def _holoviews() -> Any:
@@ -129,6 +128,9 @@ class ResultsView:
         self.found_select = pn.widgets.Select(
             label="Results folders found", sizing_mode="stretch_width"
         )
+        if not folder_access():  # the operator turned folder access off
+            for widget in (self.path_input, self.open_button, self.found_select):
+                widget.disabled = True
         self._sync_found()
         self.found_select.param.watch(self._on_found, "value")
         self.refresh_button = pn.widgets.Button(label="↻ Refresh", width=110)
@@ -146,14 +148,17 @@ class ResultsView:
         self.chosen_input = pn.widgets.MultiChoice.from_param(
             m.param.chosen, label="Chosen methods", sizing_mode="stretch_width"
         )
-        self.csv_download = pn.widgets.FileDownload(
-            callback=lambda: self._guard("CSV export", m.export_csv) or io.StringIO(""),
+        from ermviz.app.widgets import GuardedDownload
+
+        # A failed export is notified and sends nothing (not an empty file).
+        self.csv_download = GuardedDownload(
+            callback=lambda: self._guard("CSV export", m.export_csv),
             filename="results-table.csv",
             label="Table (CSV)",
             width=160,
         )
-        self.md_download = pn.widgets.FileDownload(
-            callback=lambda: self._guard("Markdown export", m.export_md) or io.StringIO(""),
+        self.md_download = GuardedDownload(
+            callback=lambda: self._guard("Markdown export", m.export_md),
             filename="results-table.md",
             label="Table (Markdown)",
             width=180,

@@ -48,6 +48,8 @@ _log = logging.getLogger(__name__)
 PERIOD_MS = 350
 #: Delay of the extra first pull after Start (milliseconds).
 FIRST_PULL_MS = 40
+#: Seconds without a connected browser after which a served page's runs are stopped.
+DISCONNECT_GRACE = 0.5
 #: Seconds between two updates of the best objective seen (suboptimality plot).
 BEST_PERIOD = 1.0
 #: Ratio of the geometric grid in the iteration count that decides which rows are sent:
@@ -303,6 +305,9 @@ class Streamer:
         self.listeners: list[Callable[[], None]] = []
         self._callback: Any = None
         self._idle_ticks = 0
+        self._doc: Any = None  # the session's document (served pages only)
+        self._seen_connected = False
+        self._disconnected_at: float | None = None
         self._best_at = -math.inf
         self.ticks = 0
         self.tick_seconds = 0.0  # wall time spent in pulls (diagnostics, benchmark)
@@ -391,9 +396,35 @@ class Streamer:
             band = band_of([m.trace.data for m in members])
             members[0].band.data = {k: list(np.asarray(v).tolist()) for k, v in band.items()}
 
+    def page_gone(self) -> bool:
+        """True once the served page has had no browser connected for
+        :data:`DISCONNECT_GRACE` seconds after having had one (the tab was closed or the
+        network dropped). Bokeh destroys such a session only after its unused-session
+        lifetime (15-32 s by default); the runs should not hold the shared cores that
+        long for nobody."""
+        ctx = getattr(self._doc, "session_context", None)
+        session = getattr(ctx, "session", None)
+        if session is None:
+            return False
+        if session.connection_count > 0:
+            self._seen_connected, self._disconnected_at = True, None
+            return False
+        if not self._seen_connected:
+            return False  # the page is still loading
+        now = time.perf_counter()
+        if self._disconnected_at is None:
+            self._disconnected_at = now
+        return now - self._disconnected_at >= DISCONNECT_GRACE
+
     async def _tick(self) -> None:
         t0 = time.perf_counter()
         c0 = time.thread_time()
+        if self.page_gone():
+            for slot in self.model.slots:
+                if slot.run is not None and not slot.run.done:
+                    slot.run.stop("stopped: the page was closed")
+            self.stop()
+            return
         try:
             import panel as pn
 
@@ -442,6 +473,7 @@ class Streamer:
 
         doc = pn.state.curdoc
         if doc is not None and doc.session_context is not None:
+            self._doc = doc
             # The periodic callback first fires one period from now: an extra early pull
             # puts the first points on screen sooner after Start.
             doc.add_timeout_callback(self._tick, FIRST_PULL_MS)

@@ -14,6 +14,11 @@ A link names its dataset only by a catalog or bundled name, never by a path: any
 else (a path, an uploaded file's name, a name that is in neither list) is rejected, so a
 link cannot make the server read a file of its choosing. A catalog name whose file is not
 on this server is rejected as well (the dashboard never downloads on a link's behalf).
+
+A link is taken whole or not at all: every value is checked against the range of the
+control it sets (and the runner's limits) before anything changes, keys and values longer
+than :data:`MAX_LINK_VALUE` characters or more than :data:`MAX_LINK_FIELDS` fields are
+refused, and :func:`load` puts the page back on its defaults if applying fails anyway.
 """
 
 from __future__ import annotations
@@ -23,7 +28,10 @@ from typing import Any
 from urllib.parse import parse_qsl, urlencode
 
 from ermviz import data as data_mod
+from ermviz.app.datasets import preset_for
+from ermviz.app.messages import one_line
 from ermviz.app.model import (
+    CONFIG_PARAMS,
     DashboardModel,
     RunSpec,
     parse_settings,
@@ -31,7 +39,7 @@ from ermviz.app.model import (
 )
 from ermviz.errors import ErmvizError, SettingError
 from ermviz.registry import ALIASES, METHODS, PROBLEMS, STEP_RULES, resolve_alias
-from ermviz.runner import Budget
+from ermviz.runner import NO_ITER_LIMIT, Budget
 
 _BOOL = {"1": True, "true": True, "yes": True, "0": False, "false": False, "no": False}
 _SCALARS = (
@@ -49,6 +57,13 @@ _SCALARS = (
 )
 #: Most runs a link may describe.
 MAX_LINK_RUNS = 10
+#: Longest key or value a link may hold, in characters (the longest real one is ~60).
+MAX_LINK_VALUE = 1000
+#: Most ``key=value`` fields a link may hold.
+MAX_LINK_FIELDS = 200
+#: Largest iteration or samples budget a link may ask for: the solvers count in 64-bit
+#: integers (a larger one made every run of the race fail with an OverflowError).
+MAX_LINK_COUNT = NO_ITER_LIMIT
 
 
 class LinkError(ErmvizError):
@@ -120,13 +135,39 @@ def encode(model: DashboardModel) -> str:
     return urlencode(items, safe=":,")
 
 
+def _show(text: str, most: int = 60) -> str:
+    """``repr`` of a link's text, cut to about ``most`` characters."""
+    shown = repr(text)
+    return shown if len(shown) <= most else f"{shown[: most - 6]}...{shown[-3:]}"
+
+
+def _in_bounds(key: str, value: float) -> None:
+    """Refuse ``value`` outside the range of the dashboard control ``key`` sets."""
+    par = DashboardModel.param[key]
+    low, high = par.bounds or (None, None)
+    low_open, high_open = (not side for side in getattr(par, "inclusive_bounds", (True, True)))
+    if key in ("max_iter", "max_samples"):
+        high = MAX_LINK_COUNT if high is None else min(high, MAX_LINK_COUNT)
+    too_low = low is not None and (value < low or (low_open and value == low))
+    too_high = high is not None and (value > high or (high_open and value == high))
+    if too_low or too_high:
+        left = "(" if low is None or low_open else "["
+        right = ")" if high is None or high_open else "]"
+        shown_low = "-inf" if low is None else _fmt(low)
+        shown_high = "inf" if high is None else _fmt(high)
+        raise LinkError(
+            f"link: {key}={_show(_fmt(value))[1:-1]} is out of range "
+            f"{left}{shown_low}, {shown_high}{right}"
+        )
+
+
 def _float(key: str, text: str) -> float:
     try:
         value = float(text)
     except ValueError:
-        raise LinkError(f"link: {key}={text!r} is not a number") from None
+        raise LinkError(f"link: {key}={_show(text)} is not a number") from None
     if not math.isfinite(value):
-        raise LinkError(f"link: {key}={text!r} is not a finite number")
+        raise LinkError(f"link: {key}={_show(text)} is not a finite number")
     return value
 
 
@@ -134,27 +175,27 @@ def _int(key: str, text: str) -> int:
     try:
         return int(text)
     except ValueError:
-        raise LinkError(f"link: {key}={text!r} is not an integer") from None
+        raise LinkError(f"link: {key}={_show(text)} is not an integer") from None
 
 
 def _bool(key: str, text: str) -> bool:
     try:
         return _BOOL[text.strip().lower()]
     except KeyError:
-        raise LinkError(f"link: {key}={text!r} is not 0/1 or true/false") from None
+        raise LinkError(f"link: {key}={_show(text)} is not 0/1 or true/false") from None
 
 
 def _run(text: str, problem: str) -> tuple[str, str, dict[str, Any]]:
     parts = text.split(":", 2)
     if len(parts) < 2:
-        raise LinkError(f"link: run={text!r} is not method:step[:name=value,...]")
+        raise LinkError(f"link: run={_show(text)} is not method:step[:name=value,...]")
     method, step = parts[0].strip(), parts[1].strip()
     given: dict[str, str] = {}
     if len(parts) == 3 and parts[2].strip():
         for item in parts[2].split(","):
             key, sep, value = item.partition("=")
             if not sep or not key.strip():
-                raise LinkError(f"link: run setting {item!r} is not name=value")
+                raise LinkError(f"link: run setting {_show(item)} is not name=value")
             given[key.strip()] = value.strip()
     if method in ALIASES:  # links made with an older method name keep working
         try:
@@ -163,12 +204,12 @@ def _run(text: str, problem: str) -> tuple[str, str, dict[str, Any]]:
             raise LinkError(f"link: {exc}") from None
         given = {k: str(v) for k, v in fixed.items()}
     if method not in METHODS:
-        raise LinkError(f"link: unknown method {method!r}; methods: {', '.join(METHODS)}")
+        raise LinkError(f"link: unknown method {_show(method)}; methods: {', '.join(METHODS)}")
     if problem not in METHODS[method].problems:
         raise LinkError(f"link: method {method!r} does not solve problem {problem!r}")
     if step not in STEP_RULES or step not in METHODS[method].step_rules:
         raise LinkError(
-            f"link: method {method!r} does not take step rule {step!r}; it takes "
+            f"link: method {method!r} does not take step rule {_show(step)}; it takes "
             f"{', '.join(METHODS[method].step_rules)}"
         )
     try:
@@ -187,7 +228,18 @@ def decode(query: str) -> dict[str, Any]:
         For a dataset that is not a catalog or bundled name (a path, say), an unknown key,
         or any value the controls would not accept; the message is one line.
     """
-    pairs = parse_qsl(query.lstrip("?"), keep_blank_values=True)
+    try:
+        pairs = parse_qsl(query.lstrip("?"), keep_blank_values=True, max_num_fields=MAX_LINK_FIELDS)
+    except ValueError:
+        raise LinkError(
+            f"link: more than {MAX_LINK_FIELDS} fields; a link holds far fewer"
+        ) from None
+    for key, value in pairs:
+        if len(key) > MAX_LINK_VALUE or len(value) > MAX_LINK_VALUE:
+            raise LinkError(
+                f"link: {_show(key)} is {max(len(key), len(value))} characters long; a link's "
+                f"keys and values are at most {MAX_LINK_VALUE}"
+            )
     out: dict[str, Any] = {}
     runs: list[str] = []
     psettings: dict[str, str] = {}
@@ -202,18 +254,21 @@ def decode(query: str) -> dict[str, Any]:
             out[key] = value
         else:
             raise LinkError(
-                f"link: unknown key {key!r}; a link may set dataset, problem, p.<setting>, "
+                f"link: unknown key {_show(key)}; a link may set dataset, problem, p.<setting>, "
                 f"{', '.join(_SCALARS)} and run"
             )
     if "dataset" in out and not is_linkable_dataset(out["dataset"]):
         raise LinkError(
-            f"link: dataset {out['dataset']!r} is not a catalog or bundled name; a link names "
+            f"link: dataset {_show(out['dataset'])} is not a catalog or bundled name; a link names "
             "datasets only by those names (upload your own file instead)"
         )
     problem = out.get("problem", None)
     if problem is not None and problem not in PROBLEMS:
-        raise LinkError(f"link: unknown problem {problem!r}; problems: {', '.join(PROBLEMS)}")
-    problem = problem or "svm-dual"
+        raise LinkError(f"link: unknown problem {_show(problem)}; problems: {', '.join(PROBLEMS)}")
+    if problem is None:
+        # Runs and settings are checked against the problem the page will end up on: a
+        # dataset's preset sets its own ("dataset=moons" races lssvm), else the default.
+        problem = preset_for(out["dataset"])["problem"] if "dataset" in out else "svm-dual"
     if psettings:
         try:
             out["problem_settings"] = parse_settings(
@@ -230,16 +285,9 @@ def decode(query: str) -> dict[str, Any]:
     for key in ("seed", "max_iter", "repeat"):
         if key in out:
             out[key] = _int(key, out[key])
-    if "test_size" in out and not 0.0 <= out["test_size"] <= 0.9:
-        raise LinkError(f"link: test_size={out['test_size']} is out of range [0, 0.9]")
-    if "seed" in out and out["seed"] < 0:
-        raise LinkError(f"link: seed={out['seed']} must be >= 0")
-    if "repeat" in out and not 1 <= out["repeat"] <= 10:
-        raise LinkError(f"link: repeat={out['repeat']} is out of range [1, 10]")
-    if "max_samples" in out and not out["max_samples"] >= 0.0:
-        raise LinkError(f"link: max_samples={out['max_samples']} must be >= 0 (0: none)")
-    if "step_delay" in out and not 0.0 <= out["step_delay"] <= 1.0:
-        raise LinkError(f"link: step_delay={out['step_delay']} is out of range [0, 1]")
+    for key in ("test_size", "seed", "repeat", "max_iter", "max_time", "max_samples", "step_delay"):
+        if key in out:
+            _in_bounds(key, out[key])
     try:
         Budget(
             tol=out.get("tol", 1e-6),
@@ -287,6 +335,21 @@ def apply(model: DashboardModel, state: dict[str, Any]) -> None:
             model.specs = [
                 RunSpec(method=m, step=s, settings=dict(st)) for m, s, st in state["runs"]
             ]
+    _check_applied(model)
+
+
+def _check_applied(model: DashboardModel) -> None:
+    """Refuse a set-up a link left inconsistent (runs or settings of another problem)."""
+    for spec in model.specs:
+        method = METHODS.get(spec.method)
+        if method is None or model.problem not in method.problems:
+            raise LinkError(f"link: method {spec.method!r} does not solve {model.problem!r}")
+        if spec.step not in method.step_rules:
+            raise LinkError(f"link: method {spec.method!r} does not take step {spec.step!r}")
+    try:
+        parse_settings(PROBLEMS[model.problem].settings_decl, model.problem_settings, model.problem)
+    except SettingError as exc:
+        raise LinkError(f"link: {exc}") from None
 
 
 def load(model: DashboardModel, query: str, report: bool = True) -> str | None:
@@ -297,10 +360,16 @@ def load(model: DashboardModel, query: str, report: bool = True) -> str | None:
     """
     if not query.lstrip("?"):
         return None
+    saved = {name: getattr(model, name) for name in CONFIG_PARAMS}
     try:
         apply(model, decode(query))
-    except ErmvizError as exc:
-        message = f"{exc} — the link was ignored and the defaults are shown"
+    except Exception as exc:
+        # decode() checks every value, so apply() should not fail; if it does anyway the
+        # page must still open, on the set-up it had.
+        with model.quietly():
+            model.param.update(**saved)
+        text = str(exc) if isinstance(exc, ErmvizError) else f"link: {one_line(exc)}"
+        message = f"{text} — the link was ignored and the defaults are shown"
         if report:
             model.notify(message)
         return message
@@ -308,7 +377,10 @@ def load(model: DashboardModel, query: str, report: bool = True) -> str | None:
 
 
 def write(model: DashboardModel, location: Any) -> None:
-    """Set ``location.search`` (the browser's URL) to the model's configuration."""
+    """Set ``location.search`` (the browser's URL) to the model's configuration (nothing
+    outside a served page, which has no location)."""
+    if location is None:
+        return
     search = "?" + encode(model)
     if location.search != search:
         location.search = search

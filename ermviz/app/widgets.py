@@ -1,7 +1,8 @@
 """Widget helpers shared by the dashboard's views.
 
 :func:`guard` wraps every widget callback: an exception becomes a notification (and,
-during a race, a run status) instead of a frozen page. :func:`setting_widget` builds the
+during a race, a run status) instead of a frozen page; :class:`GuardedDownload` is the
+download button whose guarded callback may fail. :func:`setting_widget` builds the
 widget of one declared :class:`~ermviz.settings.Setting` (problem, method or step-rule
 setting): invalid input is reverted and notified, never stored.
 """
@@ -48,6 +49,22 @@ def guard(model: DashboardModel, what: str) -> Callable:
         return wrapper
 
     return wrap
+
+
+class GuardedDownload(pn.widgets.FileDownload):
+    """A download button whose callback returns None when the export failed (a
+    :func:`guard`-ed callback, which has notified why): then nothing is sent, so the
+    browser downloads nothing.
+
+    Panel's own button raises on None (``Cannot transfer unknown object``: a traceback in
+    the server's log for a failure the user was already told about), and returning an
+    empty buffer instead would hand the user an empty file under the export's name.
+    """
+
+    def _sync_data(self, fileobj: Any) -> None:
+        if fileobj is None:
+            return
+        super()._sync_data(fileobj)
 
 
 def setting_widget(

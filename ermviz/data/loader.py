@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import difflib
 import os
+import stat
 import warnings
 from collections.abc import Mapping
 from pathlib import Path
@@ -63,10 +64,29 @@ def locate(name: str) -> Path | None:
         return _find_file(entries[name].file, search_path())
     if name in _BUNDLED:
         return None
-    path = Path(name).expanduser()
-    if path.is_file():
+    path = _user_path(name)
+    if _file_kind(path) == "file":
         return path.resolve()
     raise _unknown_name(name)
+
+
+def _user_path(name: str) -> Path:
+    """``name`` as a path, ``~`` expanded (left as is for a ``~user`` with no home, or a
+    user name no system takes: a NUL byte, a lone surrogate)."""
+    try:
+        return Path(name).expanduser()
+    except (RuntimeError, ValueError):
+        return Path(name)
+
+
+def _file_kind(path: Path) -> str:
+    """ "file", "folder", "other" or "none" (also for names no file can have: too long,
+    a NUL byte, characters the file system cannot encode)."""
+    try:
+        mode = os.stat(path).st_mode
+    except (OSError, ValueError):
+        return "none"
+    return "file" if stat.S_ISREG(mode) else "folder" if stat.S_ISDIR(mode) else "other"
 
 
 def _unknown_name(name: str) -> DataError:
@@ -74,9 +94,12 @@ def _unknown_name(name: str) -> DataError:
     close = difflib.get_close_matches(name, known, n=4, cutoff=0.6)
     close += [k for k in known if k.lower() == name.lower() and k not in close]
     hint = f"did you mean {', '.join(repr(c) for c in close)}? " if close else ""
+    where = os.path.abspath(_user_path(name))  # no file-system access
+    where = "".join(c if c.isprintable() else repr(c)[1:-1] for c in where[:300])
+    shown = f"{name[:200]!r}..." if len(name) > 200 else repr(name)
     return DataError(
-        f"unknown dataset {name!r}: not in the catalog ({CATALOG_PATH}), "
-        f"not a bundled set, and there is no file {Path(name).expanduser().resolve()}; {hint}"
+        f"unknown dataset {shown}: not in the catalog ({CATALOG_PATH}), "
+        f"not a bundled set, and there is no file {where}; {hint}"
         "list_datasets() shows every name; to load your own data pass the path of a LIBSVM "
         "file or of a CSV file (name ending .csv, label in the last column)"
     )
@@ -161,13 +184,19 @@ def load_dataset(
         if label_column != -1:
             raise DataError(f"{name} is a LIBSVM file; label_column applies to CSV files only")
         return _load_catalog(entries[name], labels, task, download, with_test)
-    path = Path(name).expanduser()
-    if path.is_dir():
+    path = _user_path(name)
+    kind = _file_kind(path)
+    if kind == "folder":
         raise DataError(
             f"{path} is a folder; pass a file, or add the folder to {_ENV_DATA} and load a "
             "catalog name"
         )
-    if not path.is_file():
+    if kind == "other":
+        raise DataError(
+            f"{path} is not a regular file (a device, a pipe or a socket); pass a LIBSVM or "
+            "CSV file"
+        )
+    if kind == "none":
         raise _unknown_name(name)
     is_csv = Path(_split_compression(path.name)[0]).suffix.lower() in _CSV_SUFFIXES
     if label_column != -1 and not is_csv:
