@@ -97,6 +97,35 @@ def proc_stats(pid: int) -> tuple[float, int]:
     return rss, threads
 
 
+def cpu_seconds(pid: int) -> float:
+    """User + system CPU seconds of process ``pid`` (all its threads), from /proc."""
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    except OSError:
+        return 0.0
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def browser_cpu_seconds() -> float:
+    """CPU seconds of every chromium process below this one (renderers included)."""
+    parent, comm = {}, {}
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                stat = (entry / "stat").read_text()
+            except OSError:
+                continue
+            parent[int(entry.name)] = int(stat.rsplit(")", 1)[1].split()[1])
+            comm[int(entry.name)] = stat.split("(", 1)[1].rsplit(")", 1)[0]
+    out, todo = [], [os.getpid()]
+    while todo:
+        p = todo.pop()
+        kids = [c for c, pp in parent.items() if pp == p]
+        out += kids
+        todo += kids
+    return sum(cpu_seconds(p) for p in out if "chrom" in comm.get(p, ""))
+
+
 class Sampler(threading.Thread):
     """Peak RSS and threads of the server, sampled every 0.5 s until stopped."""
 
@@ -185,6 +214,7 @@ def one_level(browser, url: str, server: subprocess.Popen, n: int, args) -> dict
             time.sleep(0.05)
     time.sleep(2.0)  # past the first chunks
     before = [iterations(p) for p in pages]
+    s0, b0 = cpu_seconds(server.pid), browser_cpu_seconds()
     w0 = time.perf_counter()
     latencies = []
     end = w0 + args.window
@@ -197,6 +227,8 @@ def one_level(browser, url: str, server: subprocess.Popen, n: int, args) -> dict
     time.sleep(max(0.0, end - time.perf_counter()))
     after = [iterations(p) for p in pages]
     window = time.perf_counter() - w0
+    server_cores = (cpu_seconds(server.pid) - s0) / window
+    browser_cores = (browser_cpu_seconds() - b0) / window
     ids = [p.locator(".run-status").evaluate_all(STATUS_IDS_JS) for p in pages]
     isolated = all(len(i) == 3 for i in ids) and len({r for i in ids for r in i}) == 3 * n
     isolated &= all(set(a) == set(i) for a, i in zip(after, ids, strict=True))
@@ -221,6 +253,8 @@ def one_level(browser, url: str, server: subprocess.Popen, n: int, args) -> dict
         "toggles": len(lat),
         "rate": statistics.mean(rates),
         "isolated": isolated,
+        "server_cores": server_cores,
+        "browser_cores": browser_cores,
         "rss_before": rss0,
         "rss_peak": sampler.peak_rss,
         "rss_after": rss1,
@@ -293,12 +327,14 @@ def main(argv: list[str] | None = None) -> int:
     single = rows[0]["rate"] if rows else float("nan")
     emit()
     emit("  N  open max s  latency p50 s  p95 s  (clicks)  it/s per session  N x / single  "
-         "isolated  RSS before/peak/after MiB  threads before/peak/after  wall s")  # fmt: skip
+         "isolated  cores: server/browsers  RSS before/peak/after MiB  threads before/peak/after"
+         "  wall s")  # fmt: skip
     for r in rows:
         emit(
             f"{r['n']:>3}  {r['open_max']:>10.2f}  {r['p50']:>13.3f}  {r['p95']:>5.3f}  "
             f"{r['toggles']:>8}  {r['rate']:>16,.0f}  {r['n'] * r['rate'] / single:>12.2f}  "
             f"{'yes' if r['isolated'] else 'NO':>8}  "
+            f"{r['server_cores']:>12.2f}/{r['browser_cores']:.2f}  "
             f"{r['rss_before']:>7.0f}/{r['rss_peak']:.0f}/{r['rss_after']:.0f}  "
             f"{r['threads_before']:>12}/{r['threads_peak']}/{r['threads_after']}  "
             f"{r['seconds']:>6.0f}"
