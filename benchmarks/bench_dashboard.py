@@ -43,19 +43,10 @@ import pandas as pd
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
+from bench_common import CHROMIUM, CHROMIUM_ARGS, cpu_seconds, free_port  # noqa: E402
+
 from ermviz.app.model import DashboardModel  # noqa: E402
 
-CHROMIUM = "/usr/bin/chromium"
-ARGS = [
-    "--headless",
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-quic",
-    "--no-first-run",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-]
 #: Niceness of the browser in (1b) (threads and autogroup); 19 starves it under load.
 NICE = 10
 FIRST_POINT_JS = """() => {
@@ -79,19 +70,6 @@ FIRST_POINT_JS = """() => {
   };
   requestAnimationFrame(poll);
 }"""
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-def cpu_seconds(pid: int) -> float:
-    """User + system CPU seconds of process ``pid`` (all threads), from /proc."""
-    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-    # After the command name: field 14 (utime) and 15 (stime) are at offsets 11 and 12.
-    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
 def rate(iterations: list[int], seconds: list[float]) -> float:
@@ -275,7 +253,7 @@ def main() -> int:
             time.sleep(0.5)
         headless(0.5, query)  # loads the kernels in this process too
         with sync_playwright() as p:
-            browser = p.chromium.launch(executable_path=CHROMIUM, args=ARGS)
+            browser = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
             rates_headless, rates_browser, rates_niced, delays = [], [], [], []
             cpu_headless, cpu_browser = [], []
             page = None
@@ -300,7 +278,7 @@ def main() -> int:
             # (1b) The same with chromium at the lowest priority: what is left is the
             # server's own cost (pulls, serialization), the browser's repaints yielding.
             browser.close()
-            browser = p.chromium.launch(executable_path=CHROMIUM, args=ARGS)
+            browser = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
             for _ in range(args.pairs):
                 try:
                     (r, _), _, page = browser_race(

@@ -44,19 +44,16 @@ REPO = Path(__file__).resolve().parents[1]
 if str(REPO) not in sys.path:
     sys.path.insert(0, str(REPO))
 
-from bench_common import Report, core_version, load_str  # noqa: E402
+from bench_common import (  # noqa: E402
+    CHROMIUM,
+    CHROMIUM_ARGS,
+    Report,
+    core_version,
+    cpu_seconds,
+    free_port,
+    load_str,
+)
 
-CHROMIUM = "/usr/bin/chromium"
-ARGS = [
-    "--headless",
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-quic",
-    "--no-first-run",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-]
 QUERY = "dataset=wdbc&max_time=600"
 #: As ``make serve``: a closed page's session is discarded within 1 + 5 s (Bokeh's defaults,
 #: 17 + 15 s, keep a closed session's memory for half a minute).
@@ -80,12 +77,6 @@ REPORT = Report()
 emit = REPORT.emit
 
 
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 def proc_stats(pid: int) -> tuple[float, int]:
     """(RSS in MiB, threads) of process ``pid``, from /proc."""
     rss, threads = 0.0, 0
@@ -95,15 +86,6 @@ def proc_stats(pid: int) -> tuple[float, int]:
         elif line.startswith("Threads:"):
             threads = int(line.split()[1])
     return rss, threads
-
-
-def cpu_seconds(pid: int) -> float:
-    """User + system CPU seconds of process ``pid`` (all its threads), from /proc."""
-    try:
-        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-    except OSError:
-        return 0.0
-    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
 def browser_cpu_seconds() -> float:
@@ -308,7 +290,7 @@ def main(argv: list[str] | None = None) -> int:
             emit(f"server baseline (started, no session): RSS {base_rss:.0f} MiB, "
                  f"{base_threads} threads")  # fmt: skip
             with sync_playwright() as p:
-                browser = p.chromium.launch(executable_path=CHROMIUM, args=ARGS)
+                browser = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
                 for n in [1, *ns]:
                     try:
                         row = one_level(browser, url, server, n, args)

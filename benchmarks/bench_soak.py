@@ -28,7 +28,6 @@ import argparse
 import gc
 import os
 import shlex
-import socket
 import sys
 import threading
 import time
@@ -36,11 +35,12 @@ from dataclasses import dataclass
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
-if str(REPO) not in sys.path:
-    sys.path.insert(0, str(REPO))
+for _path in (REPO, REPO / "benchmarks"):
+    if str(_path) not in sys.path:
+        sys.path.insert(0, str(_path))
 
-CHROMIUM = "/usr/bin/chromium"
-ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run"]
+from bench_common import CHROMIUM, CHROMIUM_ARGS, free_port  # noqa: E402
+
 DATASETS = ("wdbc", "toy-2d")
 #: Seconds after a page closes before its row is taken (lifetime 5 s + check period 1 s).
 SETTLE = 8.0
@@ -64,12 +64,6 @@ def _rss_mib() -> float:
         if line.startswith("VmRSS:"):
             return int(line.split()[1]) / 1024
     return float("nan")
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 def _count(server) -> tuple[int, int, int, int]:
@@ -140,7 +134,7 @@ def soak(
     from playwright.sync_api import sync_playwright
 
     os.environ.setdefault("ERMVIZ_OFFLINE", "1")
-    port = _free_port()
+    port = free_port()
     thread = pn.serve(
         {"app": str(REPO / "app.py")}, port=port, address="127.0.0.1", threaded=True,
         show=False, websocket_origin=[f"127.0.0.1:{port}"],
@@ -159,7 +153,7 @@ def soak(
     t0 = time.perf_counter()
     try:
         with sync_playwright() as p:
-            browser = p.chromium.launch(executable_path=CHROMIUM, args=ARGS)
+            browser = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
             k = 0
             while True:
                 if cycles is not None and k >= cycles:
@@ -210,7 +204,6 @@ def checks(rows: list[Row]) -> list[tuple[str, bool | None, str]]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    sys.path.insert(0, str(REPO / "benchmarks"))
     from bench_common import Report, core_version, load_str
 
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])

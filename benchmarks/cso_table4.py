@@ -63,7 +63,6 @@ import math
 import os
 import shlex
 import sys
-import tempfile
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -74,7 +73,7 @@ REPO = Path(__file__).resolve().parents[1]
 if str(REPO) not in sys.path:
     sys.path.insert(0, str(REPO))
 
-from bench_common import Report, core_version, load_str  # noqa: E402
+from bench_common import Report, core_version, load_str, save_figure  # noqa: E402
 
 from ermviz.data import load_dataset  # noqa: E402
 from ermviz.registry import build_problem, build_solver  # noqa: E402
@@ -377,17 +376,10 @@ def figure(args, results, path: Path) -> str:
     )
     ax.legend(fontsize=8, loc="best")
     fig.tight_layout()
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".png", dir=path.parent)
-    os.close(fd)
     try:
-        fig.savefig(tmp, dpi=120)
-        os.chmod(tmp, 0o644)
-        os.replace(tmp, path)
+        save_figure(fig, path)
     finally:
         plt.close(fig)
-        with contextlib.suppress(OSError):
-            os.unlink(tmp)
     return f"figure: {path}"
 
 

@@ -41,13 +41,11 @@ Usage::
 from __future__ import annotations
 
 import argparse
-import contextlib
 import csv
 import math
 import os
 import shlex
 import sys
-import tempfile
 import time
 from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
@@ -58,7 +56,7 @@ REPO = Path(__file__).resolve().parents[1]
 if str(REPO) not in sys.path:
     sys.path.insert(0, str(REPO))
 
-from bench_common import Report, core_version, load_str  # noqa: E402
+from bench_common import Report, core_version, load_str, save_figure  # noqa: E402
 
 from ermviz.data import load_dataset  # noqa: E402
 from ermviz.registry import build_problem, build_solver  # noqa: E402
@@ -186,16 +184,10 @@ def figure(curves: dict, best: dict, methods: list, path: Path) -> str:
     ax.set_title("Sine-wave MAML: each method at its best m (one line per seed)", fontsize=9)
     ax.legend(fontsize=8)
     fig.tight_layout()
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".png", dir=path.parent)
-    os.close(fd)
     try:
-        fig.savefig(tmp, dpi=120)
-        os.chmod(tmp, 0o644)
-        os.replace(tmp, path)
+        save_figure(fig, path)
     finally:
         plt.close(fig)
-        with contextlib.suppress(OSError):
-            os.unlink(tmp)
     return f"figure: {path}"
 
 
