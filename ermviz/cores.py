@@ -44,6 +44,21 @@ def default_limit() -> int:
         return os.cpu_count() or 1
 
 
+class Ticket:
+    """One caller's place in the gate's queue; :meth:`cancel` takes it out at once."""
+
+    def __init__(self) -> None:
+        self._wake = threading.Event()
+        self.granted = False
+        self.cancelled = False
+
+    def cancel(self) -> None:
+        """Leave the queue (or never enter it): the waiting :meth:`CoreGate.acquire`
+        returns False now, not after a polling period."""
+        self.cancelled = True
+        self._wake.set()
+
+
 class CoreGate:
     """A counting semaphore that hands cores over in arrival order (FIFO), so that no run
     of a busy server is starved by faster-cycling ones.
@@ -58,29 +73,32 @@ class CoreGate:
         self.slots = int(slots)
         self._lock = threading.Lock()
         self._free = self.slots
-        self._waiters: collections.deque[threading.Event] = collections.deque()
+        self._waiters: collections.deque[Ticket] = collections.deque()
         self.busy = 0  # cores handed out now (for tests and the load benchmark)
 
-    def acquire(self, cancel: threading.Event | None = None) -> bool:
+    def acquire(self, ticket: Ticket | None = None) -> bool:
         """Take a core, waiting behind earlier callers if none is free. Returns False,
-        without a core, if ``cancel`` is set while waiting (a run stopped in the queue)."""
+        without a core, if ``ticket`` is cancelled (:meth:`Ticket.cancel`: a run stopped
+        while queued) before or while it waits."""
         if self.slots <= 0:
             return True
+        ticket = ticket if ticket is not None else Ticket()
         with self._lock:
+            if ticket.cancelled:
+                return False
             if self._free > 0 and not self._waiters:
                 self._free -= 1
                 self.busy += 1
                 return True
-            ticket = threading.Event()
             self._waiters.append(ticket)
-        # release() hands its core straight to the oldest waiter by setting its ticket.
-        while not ticket.wait(0.05):
-            if cancel is not None and cancel.is_set():
-                with self._lock:
-                    if not ticket.is_set():
-                        self._waiters.remove(ticket)
-                        return False
-                break  # handed over meanwhile: the core is ours
+        ticket._wake.wait()  # release() hands a core over; cancel() wakes us without one
+        with self._lock:
+            if not ticket.granted:
+                self._waiters.remove(ticket)
+                return False
+        if ticket.cancelled:  # granted and cancelled at once: pass the core on
+            self.release()
+            return False
         return True
 
     def release(self) -> None:
@@ -89,7 +107,9 @@ class CoreGate:
             return
         with self._lock:
             if self._waiters:
-                self._waiters.popleft().set()
+                ticket = self._waiters.popleft()
+                ticket.granted = True
+                ticket._wake.set()
             else:
                 self._free += 1
                 self.busy -= 1

@@ -238,6 +238,7 @@ class Run:
         self._iterates_lock = threading.Lock()
         self._waiting_since: float | None = None
         self._stop_reason = "stopped by the user"
+        self._ticket: cores.Ticket | None = None  # the last place taken in the core queue
         if self.keep_iterates:
             self._keep_iterate()
 
@@ -270,6 +271,9 @@ class Run:
         with the last iterate."""
         self._stop_reason = reason
         self._stop.set()
+        ticket = self._ticket
+        if ticket is not None:
+            ticket.cancel()  # queued for a core: leave the queue now
         self.solver.interrupt(True)
         self._resume.set()
 
@@ -378,8 +382,11 @@ class Run:
         # solver time.
         core_gate = cores.gate() if gated else None
         if core_gate is not None:
+            self._ticket = ticket = cores.Ticket()
+            if self._stop.is_set():
+                ticket.cancel()
             self._waiting_since = time.perf_counter()
-            got = core_gate.acquire(self._stop)
+            got = core_gate.acquire(ticket)
             self._waiting_since = None
             if not got:
                 raise _StoppedWaiting

@@ -101,15 +101,23 @@ def test_the_gate_bounds_concurrency_and_serves_in_arrival_order():
 def test_a_cancelled_wait_leaves_the_queue_without_a_core():
     g = cores.CoreGate(1)
     assert g.acquire()
-    cancel = threading.Event()
-    got = []
-    t = threading.Thread(target=lambda: got.append(g.acquire(cancel)))
+    ticket = cores.Ticket()
+    got, woke = [], []
+
+    def wait():
+        got.append(g.acquire(ticket))
+        woke.append(time.perf_counter())
+
+    t = threading.Thread(target=wait)
     t.start()
     while g.waiting == 0:
         time.sleep(0.001)
-    cancel.set()
+    t0 = time.perf_counter()
+    ticket.cancel()
     t.join(2)
     assert got == [False] and g.waiting == 0
+    assert woke[0] - t0 < 0.5  # woken by the cancel itself, not by a release
+    assert not g.acquire(ticket)  # a cancelled ticket never gets a core
     g.release()
     assert g.acquire() and g.busy == 1  # the core went back to the pool, not to the quitter
 
