@@ -43,7 +43,13 @@ import pandas as pd
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
-from bench_common import CHROMIUM, CHROMIUM_ARGS, cpu_seconds, free_port  # noqa: E402
+from bench_common import (  # noqa: E402
+    CHROMIUM,
+    CHROMIUM_ARGS,
+    cpu_seconds,
+    descendants,
+    free_port,
+)
 
 from ermviz.app.model import DashboardModel  # noqa: E402
 
@@ -122,25 +128,6 @@ def wait_finished(page, timeout: float) -> None:
         if time.monotonic() > deadline:
             raise TimeoutError("the race did not finish")
         time.sleep(1.0)
-
-
-def descendants(pid: int) -> list[int]:
-    """Processes below ``pid`` (from /proc), e.g. the chromium this benchmark launched."""
-    parent = {}
-    for entry in Path("/proc").iterdir():
-        if entry.name.isdigit():
-            try:
-                stat = (entry / "stat").read_text()
-            except OSError:
-                continue
-            parent[int(entry.name)] = int(stat.rsplit(")", 1)[1].split()[1])
-    out, todo = [], [pid]
-    while todo:
-        p = todo.pop()
-        kids = [c for c, pp in parent.items() if pp == p]
-        out += kids
-        todo += kids
-    return out
 
 
 def renice_browser(niceness: int) -> None:

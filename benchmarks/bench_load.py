@@ -50,6 +50,7 @@ from bench_common import (  # noqa: E402
     Report,
     core_version,
     cpu_seconds,
+    descendants,
     free_port,
     load_str,
 )
@@ -90,22 +91,14 @@ def proc_stats(pid: int) -> tuple[float, int]:
 
 def browser_cpu_seconds() -> float:
     """CPU seconds of every chromium process below this one (renderers included)."""
-    parent, comm = {}, {}
-    for entry in Path("/proc").iterdir():
-        if entry.name.isdigit():
-            try:
-                stat = (entry / "stat").read_text()
-            except OSError:
-                continue
-            parent[int(entry.name)] = int(stat.rsplit(")", 1)[1].split()[1])
-            comm[int(entry.name)] = stat.split("(", 1)[1].rsplit(")", 1)[0]
-    out, todo = [], [os.getpid()]
-    while todo:
-        p = todo.pop()
-        kids = [c for c, pp in parent.items() if pp == p]
-        out += kids
-        todo += kids
-    return sum(cpu_seconds(p) for p in out if "chrom" in comm.get(p, ""))
+    total = 0.0
+    for pid in descendants(os.getpid()):
+        try:
+            if "chrom" in Path(f"/proc/{pid}/comm").read_text():
+                total += cpu_seconds(pid)
+        except OSError:
+            continue
+    return total
 
 
 class Sampler(threading.Thread):
