@@ -52,6 +52,8 @@ def test_make_serve_binds_loopback_and_accepts_this_machine_only():
     assert sorted(origins) == ["127.0.0.1:5006", "localhost:5006"]
     # A closed page's session (and its memory) is discarded within 1 + 5 s, not 32 s.
     assert "--check-unused-sessions 1000" in cmd and "--unused-session-lifetime 5000" in cmd
+    # The allocator settings that give a closed session's memory back (bench_load.py).
+    assert cmd.startswith("PYTHONMALLOC=malloc MALLOC_ARENA_MAX=2 "), cmd
     classroom = _serve_command("ADDRESS=0.0.0.0", "ORIGINS=10.1.2.3:5006", "PORT=5006")
     assert "--address 0.0.0.0" in classroom
     assert re.findall(r"--allow-websocket-origin (\S+)", classroom) == ["10.1.2.3:5006"]
