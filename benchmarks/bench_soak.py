@@ -26,12 +26,13 @@ from __future__ import annotations
 
 import argparse
 import gc
+import json
 import os
 import shlex
 import sys
 import threading
 import time
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
@@ -226,6 +227,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--cycles", type=int, default=None, help="or this many cycles")
     ap.add_argument("--note", default="")
     ap.add_argument("--out", help="write the output here too (atomically)")
+    ap.add_argument("--rows-json", help="write the rows as JSON here (tests/test_soak.py)")
     args = ap.parse_args(argv)
     if args.minutes is None and args.cycles is None:
         args.minutes = 60.0
@@ -245,6 +247,8 @@ def main(argv: list[str] | None = None) -> int:
     rep.finish(checks(rows), t_start)
     if args.out:
         rep.write(args.out)
+    if args.rows_json:
+        Path(args.rows_json).write_text(json.dumps([asdict(r) for r in rows]))
     return 0
 
 
