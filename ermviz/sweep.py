@@ -18,7 +18,9 @@ last, so a cell counts as finished exactly when its summary exists. Re-running t
 command skips finished cells and redoes unfinished ones: no duplicates, nothing lost when a
 worker dies (Dask re-runs its task) or the whole sweep is interrupted. A cell that fails is
 recorded with status ``error`` and its message, and the sweep goes on (``--retry-failed``
-re-runs those).
+re-runs those). A caller may follow the cells as they finish (``on_progress``) and stop the
+sweep (``cancel``: the unfinished cells are cancelled, nothing is recorded for them, and an
+embedded cluster is shut down with its worker processes; :class:`SweepCancelled`).
 
 Example config::
 
@@ -47,6 +49,7 @@ import os
 import platform
 import socket
 import sys
+import threading
 import time
 import tomllib
 import warnings
@@ -361,6 +364,8 @@ def sweep(
     retry_failed: bool = False,
     progress: bool = True,
     client: Any = None,
+    on_progress: Callable[[int, int], None] | None = None,
+    cancel: threading.Event | None = None,
 ) -> pd.DataFrame:
     """Run every unfinished cell of ``config``; return the summaries of all its cells.
 
@@ -376,6 +381,12 @@ def sweep(
         Also re-run cells recorded with status ``error``.
     client : dask.distributed.Client, optional
         Use this client (tests; the caller owns it).
+    on_progress : callable, optional
+        Called as ``on_progress(done, total)`` (cells with a summary, cells of the config)
+        once before the cells are submitted and after each cell, on the calling thread.
+    cancel : threading.Event, optional
+        Set it (from another thread) to stop: :class:`SweepCancelled` is raised within
+        about :data:`POLL_S` s; cells finished before stay recorded, so a re-run resumes.
     """
     cfg = config if isinstance(config, SweepConfig) else load_config(config)
     out = Path(out_dir)
@@ -385,6 +396,9 @@ def sweep(
     done = finished_cells(out, include_failed=not retry_failed)
     todo = [c for c in cfg.cells if c.cell_id not in done]
     _remove_partial_writes(out, todo)
+    total = len(cfg.cells)
+    if on_progress is not None:
+        on_progress(total - len(todo), total)
     owned = None
     if todo:
         if client is None:
@@ -393,7 +407,9 @@ def sweep(
         else:
             own_client = False
         try:
-            _submit_all(client, todo, str(out.resolve()), cfg.name, progress)
+            before = total - len(todo)
+            report = None if on_progress is None else lambda k: on_progress(before + k, total)
+            _submit_all(client, todo, str(out.resolve()), cfg.name, progress, report, cancel)
         finally:
             if own_client:
                 client.close()
@@ -402,6 +418,10 @@ def sweep(
     summ = load_summaries(out)
     ids = {c.cell_id for c in cfg.cells}
     return summ[summ["cell_id"].isin(ids)].reset_index(drop=True)
+
+
+class SweepCancelled(ErmvizError):
+    """The sweep was stopped through its ``cancel`` event before every cell finished."""
 
 
 def _remove_partial_writes(out: Path, cells: list[Cell]) -> None:
@@ -413,7 +433,19 @@ def _remove_partial_writes(out: Path, cells: list[Cell]) -> None:
                 tmp.unlink(missing_ok=True)
 
 
-def _submit_all(client: Any, cells: list[Cell], out: str, name: str, progress: bool) -> None:
+#: Seconds between two looks at a sweep's ``cancel`` event while no cell finishes.
+POLL_S = 0.1
+
+
+def _submit_all(
+    client: Any,
+    cells: list[Cell],
+    out: str,
+    name: str,
+    progress: bool,
+    on_done: Callable[[int], None] | None = None,
+    cancel: threading.Event | None = None,
+) -> None:
     from dask.distributed import as_completed
 
     by_key = {}
@@ -427,8 +459,18 @@ def _submit_all(client: Any, cells: list[Cell], out: str, name: str, progress: b
         from tqdm import tqdm
 
         bar = tqdm(total=len(futures), unit="cell", file=sys.stderr, desc="sweep")
+    finished = 0
     try:
-        for fut in as_completed(futures):
+        pending = as_completed(futures)
+        while not pending.is_empty():
+            if cancel is not None and cancel.is_set():
+                # Before recording anything: a cancelled cell is unfinished, not failed.
+                client.cancel(futures)
+                raise SweepCancelled(f"sweep stopped with {len(cells) - finished} cells unfinished")
+            if not pending.has_ready():
+                time.sleep(POLL_S)
+                continue
+            fut = next(pending)
             try:
                 row = fut.result()
                 if bar is not None:
@@ -437,8 +479,11 @@ def _submit_all(client: Any, cells: list[Cell], out: str, name: str, progress: b
                 _record_failure(by_key[fut.key], out, name, exc)
                 if bar is not None:
                     bar.write(f"cell {fut.key} failed: {exc}")
+            finished += 1
             if bar is not None:
                 bar.update(1)
+            if on_done is not None:
+                on_done(finished)
     finally:
         if bar is not None:
             bar.close()

@@ -343,17 +343,20 @@ def test_race_streams_live_stops_and_exports(server: str, page: Page) -> None:
     assert set(csv["label"]) == {"FW exact", "AFW exact", "PFW exact"}
 
 
-def test_a_link_with_a_file_path_is_rejected(server: str, page: Page) -> None:
+def test_a_link_with_a_file_path_drops_the_dataset_and_keeps_the_rest(
+    server: str, page: Page
+) -> None:
     _open(page, server + "?dataset=/etc/passwd&tol=1e-3")
     note = page.locator(".notyf__message", has_text="catalog or bundled")
     note.first.wait_for(timeout=20_000)
-    assert "was ignored" in note.first.inner_text()
-    # The defaults stay and the URL is not rewritten to the path.
+    text = note.first.inner_text()
+    assert "dropped 1 element" in text and "the rest of the link is applied" in text
+    # The default dataset, the link's tol, and the URL is not rewritten to the path.
     assert page.locator("select").first.input_value() == describe_dataset("wdbc")
     _wait(
-        lambda: _query(page).get("dataset") == ["wdbc"],
+        lambda: _query(page).get("dataset") == ["wdbc"] and _query(page).get("tol") == ["0.001"],
         15,
-        "the URL to show the page's set-up instead of the rejected link",
+        "the URL to show the page's set-up: the default dataset with the link's tol",
     )
 
 

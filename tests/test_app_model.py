@@ -167,7 +167,7 @@ def test_url_state_round_trip():
         "colour=blue",
         "run=fw:bogus",
         "run=rehline:cd",  # does not solve svm-dual (the default problem)
-        "problem=svm-dual&p.C=-1",
+        "p.C=-1",
         "tol=0",
         "max_iter=ten",
     ],
@@ -175,11 +175,60 @@ def test_url_state_round_trip():
 def test_url_state_rejects_bad_links(query):
     with pytest.raises(urlstate.LinkError):
         urlstate.decode(query)
+    # Its only element is bad: nothing is applied, one notification names the element.
     m = make_model()
     before = urlstate.config(m)
     assert urlstate.load(m, query) is not None
     assert urlstate.config(m) == before
-    assert m.notes and m.notes[-1][0] == "error" and "link" in m.notes[-1][1]
+    assert m.notes and m.notes[-1][0] == "error"
+    assert m.notes[-1][1].startswith("link: dropped 1 element (")
+
+
+def test_a_link_with_one_unknown_key_keeps_the_rest():
+    m = make_model()
+    message = urlstate.load(m, "dataset=toy-2d&colour=blue&tol=1e-7&run=fw:exact&run=pfw:exact")
+    assert message is not None and "unknown key 'colour'" in message
+    assert "dropped 1 element" in message and "the rest of the link is applied" in message
+    assert m.dataset == "toy-2d" and m.problem == "logreg-l1" and m.tol == 1e-7
+    assert [s.as_tuple()[:2] for s in m.specs] == [("fw", "exact"), ("pfw", "exact")]
+    assert m.notes == [("error", message)]
+
+
+def test_a_link_with_one_bad_run_keeps_the_other_runs():
+    m = make_model()
+    query = "problem=svm-dual&run=fw:exact&run=rehline:cd&run=pfw:bogus&run=afw:armijo"
+    message = urlstate.load(m, query)
+    assert [s.as_tuple()[:2] for s in m.specs] == [("fw", "exact"), ("afw", "armijo")]
+    assert message.count("run=") == 2 and "dropped 2 elements" in message
+    assert "'rehline' does not solve problem 'svm-dual'" in message
+    assert "does not take step rule 'bogus'" in message
+
+
+def test_a_link_with_a_bad_problem_setting_keeps_the_good_ones():
+    m = make_model()
+    message = urlstate.load(m, "dataset=toy-2d&p.radius=-2&p.start=vertex&p.colour=1&max_time=7")
+    assert m.problem_settings == {"start": "vertex"} and m.max_time == 7.0
+    assert "radius" in message and "'colour'" in message and "dropped 2 elements" in message
+    # Not the preset's radius 3 either: a link that names its problem settings names all.
+    assert m.problem_value("radius") == 1.0
+
+
+def test_a_link_naming_a_path_is_applied_on_the_default_dataset(tmp_path):
+    path = tmp_path / "data.csv"
+    path.write_text("1,2,1\n3,4,-1\n")
+    m = make_model()
+    message = urlstate.load(m, f"dataset={path}&tol=1e-5&run=pfw:exact")
+    assert m.dataset == "wdbc" and m.tol == 1e-5
+    assert [s.as_tuple()[:2] for s in m.specs] == [("pfw", "exact")]
+    assert "dataset '/" in message and "is not a catalog or bundled name" in message
+
+
+def test_a_link_of_too_many_fields_is_not_read():
+    m = make_model()
+    before = urlstate.config(m)
+    message = urlstate.load(m, "&".join(["tol=1e-3"] * (urlstate.MAX_LINK_FIELDS + 1)))
+    assert "more than" in message and "ignored" in message
+    assert urlstate.config(m) == before
 
 
 def test_url_state_reads_links_made_with_older_method_names():

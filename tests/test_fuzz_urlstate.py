@@ -1,11 +1,12 @@
 """Hostile links, fuzzed: the URL query string through ``urlstate.load``.
 
 Property: whatever the query (unknown keys, out-of-range, negative, NaN or infinite
-numbers, file paths, uploads, very long values, raw junk), loading it never raises; the
-link is either applied whole, leaving a set-up a Start can run (every run solves the
-problem, every setting declared and in range, the budget within the runner's limits), or
-ignored whole, leaving the defaults and one one-line notification; and no file the query
-names is ever opened or even looked at.
+numbers, file paths, uploads, very long values, raw junk), loading it never raises and
+leaves a set-up a Start can run (every run solves the problem, every setting declared and
+in range, the budget within the runner's limits) whose own link reproduces it; a link
+with bad elements has each dropped and named in one one-line notification while the rest
+is applied (one bad field among good ones changes nothing the good ones set); and no file
+the query names is ever opened or even looked at.
 
 Hypothesis profiles live in tests/conftest.py (``ERMVIZ_FUZZ=long`` for a long local run).
 """
@@ -19,7 +20,7 @@ import os
 import shutil
 import tempfile
 from pathlib import Path
-from urllib.parse import urlencode
+from urllib.parse import parse_qsl, urlencode
 
 import pytest
 from hypothesis import event, given, settings
@@ -247,58 +248,88 @@ def test_any_link_opens_a_valid_page_and_reads_no_file_it_names(query):
         applied = urlstate.config(m)
         assert_startable(m)
     assert access.forbidden() == [], f"{query!r} reached {access.forbidden()}"
-    event("applied" if message is None else "refused")
+    event("applied" if message is None else "partly applied")
+    # The page can share itself again, and the link it shares reproduces it.
+    other = make_model()
+    assert urlstate.load(other, urlstate.encode(m)) is None
+    assert urlstate.config(other) == applied
     if message is None:
-        # Applied: the page can share itself again, and the link it shares reproduces it.
-        other = make_model()
-        assert urlstate.load(other, urlstate.encode(m)) is None
-        assert urlstate.config(other) == applied
+        assert m.notes == []
     else:
         assert message.splitlines() == [message] and message.startswith("link: ")
-        assert len(message) < 1500, message[:300]
-        assert m.notes[-1] == ("error", message) and len(m.notes) == 1
-        assert applied == DEFAULTS
+        assert len(message) < 2500, message[:300]
+        assert m.notes == [("error", message)]
+        if "ignored" in message:  # not read at all (too many fields): the defaults stay
+            assert applied == DEFAULTS
+
+
+UNKNOWN_KEYS = st.sampled_from(["file", "path", "upload", "results", "colour", "p.", "Dataset"])
+
+
+@given(query=queries(), key=UNKNOWN_KEYS, value=hostile, at=st.integers(0, 40))
+def test_one_unknown_field_among_good_ones_drops_only_itself(query, key, value, at):
+    good = make_model()
+    urlstate.load(good, query)
+    pairs = parse_qsl(urlstate.encode(good), keep_blank_values=True)
+    pairs.insert(at % (len(pairs) + 1), (key, value))
+    m = make_model()
+    message = urlstate.load(m, urlencode(pairs))
+    assert urlstate.config(m) == urlstate.config(good)
+    assert message is not None and "dropped 1 element" in message
+    assert "the rest of the link is applied" in message and m.notes == [("error", message)]
 
 
 @given(key=keys, value=hostile)
 def test_one_bad_field_leaves_the_defaults_and_says_why(key, value):
-    # A link with one field: applied, or refused with one notification; never half-applied.
+    # A link with one field: applied, or dropped with one notification naming it.
     m = make_model()
     message = urlstate.load(m, urlencode([(key, value)]))
     assert_startable(m)
     if message is not None:
         assert urlstate.config(m) == DEFAULTS and len(m.notes) == 1
+        assert "dropped 1 element" in message or "ignored" in message
 
 
 @pytest.mark.parametrize(
-    "query, reason",
+    "query, reason, kept",
     [
-        ("dataset=moons&run=fw:exact", "does not solve problem 'lssvm'"),
-        ("dataset=toy-2d&p.C=5", "unknown setting 'C' for logreg-l1"),
-        ("seed=4294967296", "out of range [0, 2147483647]"),
-        ("max_iter=99999999999999999999999", "out of range [1, 4611686018427387904]"),
-        ("dataset=cso-synthetic&max_samples=1e300", "max_samples=1e+300 is out of range"),
-        ("p.C=1e400", "C=inf is not a finite number"),
-        ("problem=logreg-l1&p.radius=inf", "radius=inf is not a finite number"),
-        ("run=" + "x" * 5000, "5000 characters long"),
-        ("&".join(["seed=1"] * 300), "more than 200 fields"),
+        ("dataset=moons&run=fw:exact", "does not solve problem 'lssvm'", "dataset=moons"),
+        ("dataset=toy-2d&p.C=5", "unknown setting 'C' for logreg-l1", "dataset=toy-2d"),
+        ("seed=4294967296", "out of range [0, 2147483647]", ""),
+        ("max_iter=99999999999999999999999", "out of range [1, 4611686018427387904]", ""),
+        (
+            "dataset=cso-synthetic&max_samples=1e300",
+            "max_samples=1e+300 is out of range",
+            "dataset=cso-synthetic",
+        ),
+        ("p.C=1e400", "C=inf is not a finite number", ""),
+        (
+            "problem=logreg-l1&p.radius=inf",
+            "radius=inf is not a finite number",
+            "problem=logreg-l1",
+        ),
+        ("run=" + "x" * 5000, "5000 characters long", ""),
+        ("&".join(["seed=1"] * 300), "more than 200 fields", ""),
     ],
 )
-def test_links_the_fuzzer_found_are_refused_in_one_line(query, reason):
+def test_links_the_fuzzer_found_drop_their_bad_element_in_one_line(query, reason, kept):
     m = make_model()
     message = urlstate.load(m, query)
     assert message is not None and reason in message and len(message) < 300
-    assert urlstate.config(m) == DEFAULTS
+    expected = make_model()
+    assert urlstate.load(expected, kept) is None
+    assert urlstate.config(m) == urlstate.config(expected)
 
 
 def test_a_failure_while_applying_restores_the_page(monkeypatch):
-    # decode() checks everything, but should applying fail anyway, the page is unchanged.
+    # decode_partial() checks everything, but should applying fail anyway, the page is
+    # unchanged.
     m = make_model()
 
     def broken(*args, **kwargs):
         raise RuntimeError("boom")
 
-    monkeypatch.setattr(urlstate, "_check_applied", broken)
+    monkeypatch.setattr(urlstate, "_fit_applied", broken)
     message = urlstate.load(m, "dataset=toy-2d&tol=1e-3&max_iter=50")
     assert message is not None and "RuntimeError: boom" in message
     assert urlstate.config(m) == DEFAULTS

@@ -7,6 +7,7 @@ State (no widgets):
 * :mod:`ermviz.app.race` - the live race's slots, results rows, traces and exports;
 * :mod:`ermviz.app.datasets` - the datasets offered, their presets, uploaded files;
 * :mod:`ermviz.app.messages` - one-line messages and notifications;
+* :mod:`ermviz.app.references` - finished races kept as faded references;
 * :mod:`ermviz.app.streaming` - the per-session pull of new trace rows into Bokeh sources;
 * :mod:`ermviz.app.urlstate` - the configuration in the URL query string;
 * :mod:`ermviz.app.results_model` - the Results tab's state: a sweep's results folder

@@ -212,8 +212,17 @@ class ControlsView:
     def _rebuild_problem_settings(self) -> None:
         """Widgets for the problem's declared settings (a new problem: new widgets)."""
         m = self.model
+        built_for = m.problem
+
+        def set_setting(name: str, value: Any) -> None:
+            # A widget of the previous problem may still send a value (the browser echoes
+            # a select whose value it no longer lists): it must not set the new problem's.
+            if m.problem == built_for:
+                m.set_problem_setting(name, value)
+
+        self._problem_widgets_for = built_for
         self._problem_widgets = {
-            s.name: setting_widget(s, m.problem_value(s.name), m.set_problem_setting, m)
+            s.name: setting_widget(s, m.problem_value(s.name), set_setting, m)
             for s in m.problem_declared()
         }
         widgets = list(self._problem_widgets.values())
@@ -225,6 +234,8 @@ class ControlsView:
     def _sync_problem_settings(self) -> None:
         """Show values set from elsewhere (a preset, a link) without rebuilding the widgets,
         which would take the focus from the one being edited."""
+        if self._problem_widgets_for != self.model.problem:
+            return  # widgets of the previous problem: the new problem's replace them next
         for name, widget in self._problem_widgets.items():
             try:
                 value = self.model.problem_value(name)
@@ -262,17 +273,26 @@ class ControlsView:
             sizing_mode="stretch_width",
         )
         settings = pn.Column(sizing_mode="stretch_width", margin=0)
+        built: dict[str, Any] = {}
+
+        def shown() -> bool:
+            # A card replaced by a rebuild (new problem or race) may still get a value the
+            # browser echoes back; only the card on screen edits its run.
+            return any(c is built.get("card") for c in self.runs_column.objects)
+
+        def set_setting(name: str, value: Any) -> None:
+            if shown():
+                spec.set_setting(name, value)
 
         def fill_settings() -> None:
-            ws = [
-                setting_widget(s, spec.value_of(s.name), spec.set_setting, m)
-                for s in spec.declared()
-            ]
+            ws = [setting_widget(s, spec.value_of(s.name), set_setting, m) for s in spec.declared()]
             settings.objects = [
                 pn.Row(*ws[i : i + 2], sizing_mode="stretch_width") for i in range(0, len(ws), 2)
             ]
 
         def on_method(event: Any) -> None:
+            if not shown():
+                return
             spec.method = event.new
             step.options = {
                 f"{k}: {STEP_RULES[k].title}"[:60]: k for k in METHODS[spec.method].step_rules
@@ -281,7 +301,7 @@ class ControlsView:
             fill_settings()
 
         def on_step(event: Any) -> None:
-            if event.new is not None:
+            if event.new is not None and shown():
                 spec.step = event.new
                 fill_settings()
 
@@ -303,6 +323,7 @@ class ControlsView:
             sizing_mode="stretch_width",
             margin=(4, 0),
         )
+        built["card"] = card
         return card
 
     def _refresh_labels(self) -> None:

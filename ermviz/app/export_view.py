@@ -1,5 +1,6 @@
-"""The dashboard's Export tab: every run's trace as CSV or Parquet, and the current
-figures (and results) as one standalone HTML file that opens offline.
+"""The dashboard's Export tab: every run's trace as CSV or Parquet, the current figures
+(and results) as one standalone HTML file that opens offline, and the figures as one PNG
+(that page drawn by headless Chromium, :mod:`ermviz.app.png`).
 
 :class:`ExportView` is a part of :class:`~ermviz.app.page.Dashboard`: it builds the
 ``export`` layout on the dashboard; the HTML export redraws the race's figures from a
@@ -19,7 +20,8 @@ from bokeh.resources import INLINE
 from ermviz.app.boundary import BoundaryPlot
 from ermviz.app.figures import TeachingPlot, TracePlots
 from ermviz.app.model import DashboardModel
-from ermviz.app.streaming import Streamer
+from ermviz.app.png import PngError, html_to_png
+from ermviz.app.streaming import Streamer, reference_series
 from ermviz.app.widgets import GuardedDownload, guard
 
 
@@ -56,14 +58,24 @@ class ExportView:
             color="primary",
             width=220,
         )
+        self.png_download = GuardedDownload(
+            callback=guard(m, "PNG export")(self.export_png),
+            filename="ermviz-figures.png",
+            label="Figures (PNG)",
+            color="primary",
+            width=160,
+        )
         self.export = pn.Column(
             pn.pane.Markdown(
                 "Download every run's whole trace (one row per recorded iterate; stopped runs "
                 "keep theirs), or the current figures as one standalone HTML file that opens "
-                "offline. Each plot's toolbar also saves it as PNG.",
+                "offline, or as one PNG to paste into slides (drawn by the server's "
+                "Chromium). Kept reference races are in all of them: in the traces as the "
+                "points their curves draw, with the column "
+                "`race` (`current`, `reference 1`, ...).",
                 sizing_mode="stretch_width",
             ),
-            pn.Row(self.csv_download, self.parquet_download, self.html_download),
+            pn.Row(self.csv_download, self.parquet_download, self.html_download, self.png_download),
             sizing_mode="stretch_width",
         )
 
@@ -71,6 +83,21 @@ class ExportView:
         """The current figures (and results) as one standalone HTML file (Bokeh inline)."""
         import io
 
+        page = file_html(self._export_layout(table=True), resources=INLINE, title="ermviz figures")
+        return io.BytesIO(page.encode("utf-8"))
+
+    def export_png(self):
+        """The current figures as one PNG (the HTML export's figures, without the results
+        table, drawn by headless Chromium: see :mod:`ermviz.app.png`)."""
+        import io
+
+        if not self.streamer.sources:
+            raise PngError("no figures to export yet: start a race first")
+        page = file_html(self._export_layout(table=False), resources=INLINE, title="ermviz")
+        return io.BytesIO(html_to_png(page))
+
+    def _export_layout(self, table: bool):
+        """The exported figures as one Bokeh layout (and the results table if ``table``)."""
         m = self.model
         snapshot = [
             (
@@ -92,6 +119,7 @@ class ExportView:
             show_steps=m.show_steps,
             certificate_kind=self._certificate_kind(),
             work_label="" if m.x_axis == "iteration" else m.work_label(m.x_axis),
+            references=reference_series(m.references, self.streamer.work_column),
         ).figures
         for f in figs:
             f.sizing_mode = "fixed"
@@ -112,6 +140,8 @@ class ExportView:
             if plane is not None:
                 boundary = BoundaryPlot(plane, self.streamer.sources, snapshot=True)
                 parts.append(row(*boundary.layout()))
-        parts.append(Div(text=m.results().to_html(index=False, float_format=lambda v: f"{v:.6g}")))
-        page = file_html(column(*parts), resources=INLINE, title="ermviz figures")
-        return io.BytesIO(page.encode("utf-8"))
+        if table:
+            parts.append(
+                Div(text=m.results().to_html(index=False, float_format=lambda v: f"{v:.6g}"))
+            )
+        return column(*parts)

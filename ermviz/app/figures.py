@@ -39,6 +39,8 @@ from ermviz.app.streaming import Geometry, RunSources
 STEP_MARKERS = {"away": "triangle", "pairwise": "diamond", "drop": "x"}
 #: Height of each live plot (pixels).
 PLOT_HEIGHT = 290
+#: Line alpha of a kept reference race's curves (the live ones are opaque).
+REF_ALPHA = 0.35
 
 
 def _figure(title: str, x_label: str, y_label: str, log_x: bool, log_y: bool, **kw: Any):
@@ -81,6 +83,31 @@ def _mirror_visible(renderers: list, attr: str, old: bool, new: bool) -> None:
             r.visible = new
 
 
+def _legend_proxy(fig, empty: ColumnDataSource, targets: list, **line: Any):
+    """A line on the constant ``empty`` source for a legend entry; hiding it (a click on
+    the entry) hides ``targets`` too, in the browser and on the server."""
+    proxy = fig.line("x", "y", source=empty, **line)
+    # The targets go by id, not as CustomJS args: a legend rebuilds its items (new
+    # canvases and DOM nodes) on every change of any model its items reach, and args
+    # holding the lines reach their streaming sources, i.e. it rebuilt on each
+    # stream (measured: ~10 % of chromium's CPU during a race).
+    proxy.js_on_change(
+        "visible",
+        CustomJS(
+            args={"ids": [r.id for r in targets]},
+            code=(
+                "for (const id of ids) {"
+                "  const r = cb_obj.document.get_model_by_id(id);"
+                "  if (r != null) { r.visible = cb_obj.visible; } }"
+            ),
+        ),
+    )
+    # ... and on the server: lines of a diagnostic tab not on the page yet get the same
+    # visibility when that tab is drawn.
+    proxy.on_change("visible", functools.partial(_mirror_visible, targets))
+    return proxy
+
+
 class TracePlots:
     """The five live plots of a race, one line per run in the run's colour.
 
@@ -93,7 +120,10 @@ class TracePlots:
 
     ``series`` holds one ``(label, colour, source)`` per place in the race; the figures
     keep their renderers from race to race and :meth:`show` relabels them, so Start sends
-    the browser new data and labels rather than new figures.
+    the browser new data and labels rather than new figures. ``references`` holds one
+    ``(label, colour, dash, static source)`` per run of a kept race
+    (:func:`~ermviz.app.streaming.reference_series`): drawn faded and dashed under the
+    live lines in all five plots, each with its legend entry.
     """
 
     def __init__(
@@ -106,6 +136,7 @@ class TracePlots:
         show_steps: bool = False,
         certificate_kind: str = "fw_gap",
         work_label: str = "",
+        references: list[tuple[str, str, str, ColumnDataSource]] = (),
     ) -> None:
         cert = certificate_kind.replace("_", " ")
         # Log axes need iteration + 1 (iteration 0 is the start point); linear ones do not.
@@ -181,6 +212,20 @@ class TracePlots:
         empty = ColumnDataSource({"x": [np.nan], "y": [np.nan]})
         self.renderers: list[list] = []
         hover_lines: list[list] = [[] for _ in self.figures]
+        # Kept races first, so the live lines are drawn over them; each has its own
+        # legend entry (after the live ones) and the suboptimality its race showed.
+        self.ref_items: list[LegendItem] = []
+        self.ref_renderers: list[list] = []
+        ref_columns = (*columns[:2], (kx, "subopt"), *columns[3:])
+        for label, color, dash, src in references:
+            style = {"color": color, "line_width": 2, "line_alpha": REF_ALPHA, "line_dash": dash}
+            mine = []
+            for f, (fig, (x, y)) in enumerate(zip(self.figures, ref_columns, strict=True)):
+                mine.append(fig.line(x, y, source=src, name=label, **style))
+                hover_lines[f].append(mine[-1])
+            proxy = _legend_proxy(self.figures[0], empty, mine, **style)
+            self.ref_items.append(LegendItem(label=value(label), renderers=[proxy]))
+            self.ref_renderers.append(mine)
         for entry in series:
             label, color, cds, obj = entry[:4]
             band = entry[4] if len(entry) > 4 else None
@@ -217,25 +262,7 @@ class TracePlots:
                                 fill_alpha=0.5,
                             )
                         )
-            proxy = self.figures[0].line("x", "y", source=empty, color=color, line_width=2)
-            # The targets go by id, not as CustomJS args: a legend rebuilds its items (new
-            # canvases and DOM nodes) on every change of any model its items reach, and args
-            # holding the lines reach their streaming sources, i.e. it rebuilt on each
-            # stream (measured: ~10 % of chromium's CPU during a race).
-            proxy.js_on_change(
-                "visible",
-                CustomJS(
-                    args={"ids": [r.id for r in mine]},
-                    code=(
-                        "for (const id of ids) {"
-                        "  const r = cb_obj.document.get_model_by_id(id);"
-                        "  if (r != null) { r.visible = cb_obj.visible; } }"
-                    ),
-                ),
-            )
-            # ... and on the server: lines of a diagnostic tab not on the page yet get
-            # the same visibility when that tab is drawn.
-            proxy.on_change("visible", functools.partial(_mirror_visible, mine))
+            proxy = _legend_proxy(self.figures[0], empty, mine, color=color, line_width=2)
             self.proxies.append(proxy)
             self.items.append(LegendItem(label=value(label), renderers=[proxy]))
             self.renderers.append(mine)
@@ -277,7 +304,7 @@ class TracePlots:
                     _recolor(r.glyph, colors[i])
             if label is not None and self.items[i].label != value(label):
                 self.items[i].label = value(label)
-        items = [self.items[i] for i, label in enumerate(labels) if label]
+        items = [self.items[i] for i, label in enumerate(labels) if label] + self.ref_items
         # Replacing the list changes the document's model graph: only when it differs.
         if [id(x) for x in self.legend.items] != [id(x) for x in items]:
             self.legend.items = items

@@ -13,8 +13,9 @@ runs they concern and a notification (:meth:`DashboardModel.notify`).
 
 The model's parts live beside it: :mod:`ermviz.app.runspec` (run specs and their
 settings), :mod:`ermviz.app.race` (slots, results rows, traces and exports),
-:mod:`ermviz.app.datasets` (dataset lists, presets, uploaded files) and
-:mod:`ermviz.app.messages` (one-line messages, notifications). Their names are importable
+:mod:`ermviz.app.datasets` (dataset lists, presets, uploaded files),
+:mod:`ermviz.app.messages` (one-line messages, notifications) and :mod:`ermviz.app.references`
+(finished races kept as references, ``references``). Their names are importable
 from here as well.
 """
 
@@ -56,7 +57,21 @@ from ermviz.app.race import (
     result_rows_of,
     traces_of,
 )
-from ermviz.app.runspec import RunSpec, default_specs, parse_settings, settings_of, with_setting
+from ermviz.app.references import (
+    MAX_REFERENCES,
+    Reference,
+    freeze_race,
+    setup_of,
+    traces_with_references,
+)
+from ermviz.app.runspec import (
+    RunSpec,
+    default_specs,
+    parse_settings,
+    settings_of,
+    valid_settings,
+    with_setting,
+)
 from ermviz.base import Problem
 from ermviz.errors import DataError
 from ermviz.experiment import Preprocessing, RunConfig, load_data, make_run
@@ -187,6 +202,9 @@ class DashboardModel(param.Parameterized):
 
     slots = param.List(default=[], doc="The live race: one Slot per run")
     race_revision = param.Integer(default=0, doc="Bumped when a new race replaces the old one")
+    references = param.List(
+        default=[], item_type=Reference, doc="Kept races drawn faded (oldest first)"
+    )
     revision = param.Integer(default=0, doc="Bumped on every configuration change")
 
     def __init__(self, notifier: Callable[[str, str], None] | None = None, **params: Any) -> None:
@@ -216,6 +234,9 @@ class DashboardModel(param.Parameterized):
         self._closed = False
         self._lock = threading.Lock()
         self.problem_obj: Problem | None = None
+        self._race_setup: dict[str, str] = {}
+        self._kept_race = -1  # race_revision of the race last kept as a reference
+        self._references_made = 0
         self.param.watch(self._on_config, [p for p in CONFIG_PARAMS if p != "specs"])
         self._offer_work_axes()
 
@@ -265,8 +286,9 @@ class DashboardModel(param.Parameterized):
         return dict(get_problem(self.problem).work_axes).get(column, column)
 
     def _drop_undeclared_problem_settings(self) -> None:
-        declared = {s.name for s in get_problem(self.problem).settings_decl}
-        kept = {k: v for k, v in self.problem_settings.items() if k in declared}
+        # Also a value the new problem declares under the same name but does not accept
+        # (svm-dual's start='uniform' on logreg-l1, whose starts are zero and vertex).
+        kept = valid_settings(get_problem(self.problem).settings_decl, self.problem_settings)
         if kept != self.problem_settings:
             self.problem_settings = kept
 
@@ -447,6 +469,7 @@ class DashboardModel(param.Parameterized):
         with self._lock:
             self.slots = slots
             self.race_revision += 1
+            self._race_setup = self.current_setup()
         if start:
             self.start_runs()
         errors = [s for s in slots if s.error]
@@ -589,8 +612,54 @@ class DashboardModel(param.Parameterized):
         return result_rows_of(self.slots)
 
     def traces(self) -> pd.DataFrame:
-        """Every run's whole trace (``run.frame()``), with its label, in one tidy frame."""
-        return traces_of(self.slots)
+        """Every run's whole trace (``run.frame()``), with its label, and each kept
+        reference's thinned one, in one tidy frame; its ``race`` column says which race."""
+        return traces_with_references(traces_of(self.slots), self.references)
+
+    # -- references ------------------------------------------------------------------
+    def current_setup(self) -> dict[str, str]:
+        """The race configuration as short texts (what a kept reference records)."""
+        skip = ("specs", "problem_settings", "animate", "step_delay")
+        config = {p: getattr(self, p) for p in CONFIG_PARAMS if p not in skip}
+        config.update({s.name: self.problem_value(s.name) for s in self.problem_declared()})
+        return setup_of(config, self.labels())
+
+    @property
+    def can_keep_reference(self) -> bool:
+        """True when the race has ended (finished or stopped), has trace rows and is not
+        kept yet."""
+        return (
+            self.race_status == "finished"
+            and self._kept_race != self.race_revision
+            and any(s.run is not None and len(s.run.trace) for s in self.slots)
+        )
+
+    def keep_reference(self) -> Reference | None:
+        """Keep the ended race as a reference (dropping the oldest beyond MAX_REFERENCES)."""
+        if self.race_status != "finished":
+            self.notify("keep a race as reference once it has finished or been stopped", "warning")
+            return None
+        if self._kept_race == self.race_revision:
+            self.notify("this race is kept already; start a new one to compare", "warning")
+            return None
+        ref = freeze_race(self.slots, self._references_made + 1, self._race_setup)
+        if ref is None:
+            self.notify("no run of this race has a trace to keep; start a race first", "warning")
+            return None
+        self._references_made += 1
+        self._kept_race = self.race_revision
+        kept = [*self.references, ref]
+        if len(kept) > MAX_REFERENCES:
+            self.notify(
+                f"at most {MAX_REFERENCES} references are kept: {kept[0].name} was dropped",
+                "info",
+            )
+        self.references = kept[-MAX_REFERENCES:]
+        return ref
+
+    def clear_references(self) -> None:
+        """Drop every kept reference."""
+        self.references = []
 
     def export_csv(self) -> io.BytesIO:
         return csv_bytes(self.traces())

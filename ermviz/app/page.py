@@ -9,9 +9,11 @@ the URL.
 
 The dashboard's parts, one module each: :mod:`ermviz.app.controls` (the sidebar),
 :mod:`ermviz.app.race_view` (live plots and results table), :mod:`ermviz.app.teaching_view`,
-:mod:`ermviz.app.export_view` and :mod:`ermviz.app.results_view` (a sweep's results
-folder). The toolbar (start, pause, stop, reset, the race's status) is here: it drives the
-race and every view follows it.
+:mod:`ermviz.app.export_view`, :mod:`ermviz.app.results_view` (a sweep's results
+folder) and :mod:`ermviz.app.lessons_view` (the Lessons tab, first; a served page without a
+query opens on :data:`~ermviz.app.lessons.FIRST_LESSON`, ``?lesson=NAME`` on another).
+The toolbar (start, pause, stop, reset, the race's status and its outcome in words) is
+here: it drives the race and every view follows it.
 
 Every widget callback is wrapped by :func:`~ermviz.app.widgets.guard`: an exception
 becomes a notification (and, during a race, a run status) instead of a frozen page.
@@ -31,6 +33,7 @@ import panel as pn
 
 from ermviz.app.controls import ControlsView
 from ermviz.app.export_view import ExportView
+from ermviz.app.lessons_view import TAB_INDEX, LessonsView
 from ermviz.app.model import DashboardModel
 from ermviz.app.race_view import RaceView
 from ermviz.app.streaming import Streamer
@@ -42,7 +45,7 @@ TABLE_PERIOD = 1.0
 _RACE_COLOURS = {"running": "#2ca02c", "paused": "#ff7f0e", "finished": "#1f77b4"}
 
 
-class Dashboard(ControlsView, RaceView, TeachingView, ExportView):
+class Dashboard(ControlsView, RaceView, TeachingView, ExportView, LessonsView):
     """One session's dashboard: the model, the streamer and every view of them.
 
     Each view is built by a part it inherits (:class:`~ermviz.app.controls.ControlsView`,
@@ -73,6 +76,7 @@ class Dashboard(ControlsView, RaceView, TeachingView, ExportView):
         self._build_plots()
         self._build_teaching()
         self._build_export()
+        self._build_lessons()
         from ermviz.app.results_model import ResultsModel
         from ermviz.app.results_view import ResultsView
 
@@ -117,16 +121,21 @@ class Dashboard(ControlsView, RaceView, TeachingView, ExportView):
         self.reset_button.on_click(g("reset")(self.reset))
         self.race_text = pn.pane.HTML("", margin=(12, 6), css_classes=["race-status"])
         self.status_strip = pn.pane.HTML("", sizing_mode="stretch_width", margin=(0, 10))
+        # The race's outcome in words, on a line of its own (a sentence per run).
+        self.summary_text = pn.pane.HTML("", sizing_mode="stretch_width", margin=(0, 10))
         self.toolbar = pn.Column(
-            pn.Row(
+            # A FlexBox wraps the buttons on a narrow window (a Row cut the last ones off).
+            pn.FlexBox(
                 self.start_button,
                 self.pause_button,
                 self.stop_button,
                 self.reset_button,
+                *self._build_reference_buttons(),
                 self.race_text,
                 sizing_mode="stretch_width",
             ),
             self.status_strip,
+            self.summary_text,
             sizing_mode="stretch_width",
         )
 
@@ -222,10 +231,15 @@ class Dashboard(ControlsView, RaceView, TeachingView, ExportView):
             f'<span style="color:{dot};font-size:1.3em">●</span> race: <b>{race}</b>'
             f"{f' ({len(m.slots)} runs)' if m.slots else ''}</span>"
         )
+        summary = self._race_summary()
+        self.summary_text.object = (
+            f'<span class="race-summary"><b>{html.escape(summary)}</b></span>' if summary else ""
+        )
         self.pause_button.label = "Resume" if race == "paused" else "Pause"
         self.pause_button.disabled = race not in ("running", "paused")
         self.stop_button.disabled = race not in ("running", "paused")
         self.reset_button.disabled = race == "idle"
+        self._refresh_reference_buttons()
         if changed or force:
             self.status_strip.object = self._status_html()
             for slot in m.slots:
@@ -262,15 +276,28 @@ class Dashboard(ControlsView, RaceView, TeachingView, ExportView):
         return "".join(parts) or '<span class="run-status-empty">No race yet: press Start.</span>'
 
     # -- assembly --------------------------------------------------------------------
+    def _race_summary(self) -> str:
+        """The race's outcome in words (:func:`ermviz.app.lessons.race_summary`)."""
+        from ermviz.app.lessons import race_summary
+
+        runs = []
+        for s in self.model.slots:
+            last = s.run.trace.last() if s.run is not None else None
+            runs.append({"label": s.label, "status": s.status, **(last or {})})
+        return race_summary(runs, float(self.model.tol))
+
     def tabs(self) -> pn.Tabs:
-        return pn.Tabs(
+        self._tabs = pn.Tabs(
+            ("Lessons", self.lessons),
             ("Race", self.plots),
             ("Teaching view", self.teaching),
             ("Export", self.export),
             ("Results", self.sweep_results.panel),
             dynamic=False,
             sizing_mode="stretch_width",
+            active=TAB_INDEX[self.initial_tab],
         )
+        return self._tabs
 
     def panel(self) -> pn.viewable.Viewable:
         """The whole dashboard as one layout (for Jupyter; no template)."""
@@ -335,6 +362,33 @@ def _served() -> bool:
     return pn.state.curdoc is not None and pn.state.curdoc.session_context is not None
 
 
+def _take_lesson(dash: Dashboard, query: str) -> tuple[str, str | None]:
+    """Apply the lesson a query names (``lesson=NAME``) to ``dash``; returns the rest of
+    the query (applied on top by the caller) and the one-line reason when the lesson is
+    unknown or cannot load here (None when it loaded, or the query names none)."""
+    from urllib.parse import parse_qsl, urlencode
+
+    from ermviz.app.lessons import LessonError, apply_lesson, get_lesson
+    from ermviz.app.urlstate import MAX_LINK_FIELDS
+
+    try:
+        pairs = parse_qsl(query.lstrip("?"), keep_blank_values=True, max_num_fields=MAX_LINK_FIELDS)
+    except ValueError:
+        return query, None  # urlstate.load refuses it with the reason
+    names = [value for key, value in pairs if key == "lesson"]
+    if not names:
+        return query, None
+    rest = urlencode([(k, v) for k, v in pairs if k != "lesson"], safe=":,")
+    try:
+        lesson = get_lesson(names[0])
+    except LessonError as exc:
+        return rest, f"link: {exc}"
+    problem = apply_lesson(dash.model, lesson)
+    if problem is None:
+        dash.show_tab(lesson.tab)
+    return rest, problem
+
+
 def build_dashboard(query: str | None = None) -> Dashboard:
     """A dashboard for the current session, configured from ``query`` (a URL query string).
 
@@ -348,16 +402,23 @@ def build_dashboard(query: str | None = None) -> Dashboard:
     location = pn.state.location if served else None
     if query is None and location is not None:
         query = location.search
-    if query:
+    if served and not (query or "").lstrip("?"):
+        from ermviz.app.lessons import FIRST_LESSON
+
+        query = f"lesson={FIRST_LESSON}"  # the first click teaches
+    query, problem = _take_lesson(dash, query or "")
+    if problem is not None and not served:
+        dash.model.notify(problem)
+    if query.lstrip("?"):
         # A toast sent before the page has rendered is lost: report a bad link on load.
-        problem = urlstate.load(dash.model, query, report=not served)
-        if problem is not None and served:  # (outside a server load() has reported it)
+        problem = urlstate.load(dash.model, query, report=not served) or problem
+    if problem is not None and served:  # (outside a server it has been reported)
 
-            def rejected() -> None:
-                dash.model.notify(problem)
-                urlstate.write(dash.model, location)  # the URL shows what the page shows
+        def rejected() -> None:
+            dash.model.notify(problem)
+            urlstate.write(dash.model, location)  # the URL shows what the page shows
 
-            pn.state.onload(rejected)
+        pn.state.onload(rejected)
     if location is not None:
         urlstate.follow(dash.model, location)
     if served:

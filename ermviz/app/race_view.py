@@ -8,7 +8,10 @@ or the pool's size change; otherwise a new race relabels them.
 
 :class:`RaceView` is a part of :class:`~ermviz.app.page.Dashboard`: it builds the
 ``plots`` layout (with ``figures``, ``trace_plots``) and the ``results`` table on the
-dashboard, which watches the model and calls its methods.
+dashboard, which watches the model and calls its methods. It also draws the kept
+reference races (:mod:`ermviz.app.references`) under the live curves, says above the plots
+what differs between each and the current set-up, and builds the toolbar's "Keep as
+reference" / "Clear references" buttons.
 """
 
 from __future__ import annotations
@@ -23,7 +26,9 @@ from ermviz.app.figures import TracePlots
 from ermviz.app.messages import one_line
 from ermviz.app.model import DashboardModel
 from ermviz.app.race import PALETTE, RESULT_COLUMNS, THRESHOLDS
-from ermviz.app.streaming import Streamer
+from ermviz.app.references import MAX_REFERENCES, differences
+from ermviz.app.streaming import Streamer, reference_series
+from ermviz.app.widgets import guard
 from ermviz.registry import PROBLEMS
 
 #: Tab titles of the diagnostic plots (TracePlots' figures 3 to 5).
@@ -121,10 +126,19 @@ class RaceView:
         # layout in chromium, hence the plain Row.)
         self.more_plots = pn.Tabs(dynamic=True, sizing_mode="stretch_width")
         self.streamer.ensure_pool(max(3, len(m.specs)))
+        self.reference_note = pn.pane.HTML(
+            "", sizing_mode="stretch_width", margin=(0, 10), css_classes=["ermviz-references"]
+        )
         self._rebuild_plots()
         self.plots = pn.Column(
-            self.plot_options, self.plot_box, self.more_plots, sizing_mode="stretch_width"
+            self.plot_options,
+            self.reference_note,
+            self.plot_box,
+            self.more_plots,
+            sizing_mode="stretch_width",
         )
+        m.param.watch(self._on_references, ["references"])
+        m.param.watch(lambda *_: self._update_reference_note(), ["revision"])
 
     def _on_race_options(self, *events: Any) -> None:
         try:
@@ -150,6 +164,7 @@ class RaceView:
             for src in self.streamer.pool
         ]
         self._plots_kind = self._certificate_kind()
+        refs = reference_series(m.references, self.streamer.work_column)
         self.trace_plots = TracePlots(
             series,
             self.streamer.best,
@@ -158,6 +173,7 @@ class RaceView:
             show_steps=m.show_steps,
             certificate_kind=self._plots_kind,
             work_label="" if m.x_axis == "iteration" else m.work_label(m.x_axis),
+            references=refs,
         )
         self.figures = self.trace_plots.figures
         self._show_race()
@@ -190,3 +206,63 @@ class RaceView:
                 for src, ok in zip(self.streamer.pool, live, strict=True)
             ],
         )
+
+    # -- kept references -------------------------------------------------------------
+    def _build_reference_buttons(self) -> list[pn.widgets.Button]:
+        """The toolbar's "Keep as reference" and "Clear references" buttons."""
+        m = self.model
+        self.keep_button = pn.widgets.Button(
+            label="Keep as reference",
+            color="default",
+            width=150,
+            description=f"draw this ended race faded under the next ones (up to {MAX_REFERENCES})",
+        )
+        self.clear_refs_button = pn.widgets.Button(
+            label="Clear references", color="default", width=140
+        )
+        self.keep_button.on_click(guard(m, "keep as reference")(lambda _: m.keep_reference()))
+        self.clear_refs_button.on_click(
+            guard(m, "clear references")(lambda _: m.clear_references())
+        )
+        self._refresh_reference_buttons()
+        return [self.keep_button, self.clear_refs_button]
+
+    def _refresh_reference_buttons(self) -> None:
+        keep = not self.model.can_keep_reference
+        clear = not self.model.references
+        if self.keep_button.disabled != keep:
+            self.keep_button.disabled = keep
+        if self.clear_refs_button.disabled != clear:
+            self.clear_refs_button.disabled = clear
+
+    def _on_references(self, *events: Any) -> None:
+        # Keeping or clearing happens between races (nothing streams): new figures with
+        # the kept races' static sources are cheap then.
+        try:
+            self._rebuild_plots()
+        except Exception as exc:
+            self.model.notify(f"references: {one_line(exc)}")
+        self._update_reference_note()
+        self._refresh_reference_buttons()
+
+    def _update_reference_note(self) -> None:
+        """One line per kept race: its number, line style, runs and what differs now."""
+        m = self.model
+        now = m.current_setup() if m.references else {}
+        lines = []
+        for ref in m.references:
+            changed = differences(
+                {k: v for k, v in ref.setup.items() if k != "runs"},
+                {k: v for k, v in now.items() if k != "runs"},
+            )
+            what = "; differs now in " + ", ".join(changed) if changed else "; same set-up now"
+            if ref.setup.get("runs") != now.get("runs"):
+                what += f"; its runs: {ref.setup.get('runs', '')}"
+            lines.append(
+                f'<div class="ermviz-reference" data-number="{ref.number}">'
+                f"<b>{html.escape(ref.name)}</b> ({ref.dash}, faded, "
+                f"{len(ref.runs)} runs){html.escape(what)}</div>"
+            )
+        text = "".join(lines)
+        if self.reference_note.object != text:
+            self.reference_note.object = text

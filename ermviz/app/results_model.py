@@ -16,6 +16,18 @@ chosen labels default to the ``[report]`` table of the folder's ``config.toml``.
 The folder is never part of the URL: :mod:`ermviz.app.urlstate` carries only the race
 configuration of :class:`~ermviz.app.model.DashboardModel`, so a link cannot make the
 server read a folder of its choosing.
+
+On a fresh install there are no results: "Run a small sweep" runs the bundled sweep
+:data:`SMALL_SWEEP` (bundled datasets only, no network) with :func:`ermviz.sweep.sweep` on
+an embedded Dask ``LocalCluster`` of :data:`SMALL_SWEEP_WORKERS` worker processes, into a
+fresh folder under the session's own temporary folder (a new one per run, so two runs never
+mix; the previous one is deleted once the new one is shown, all of them when the session
+ends), and then opens it. It works when ``ERMVIZ_RESULTS`` is set empty too: the page then
+reads only the folder the server itself just wrote, never one a user names. One small sweep
+runs at a time per server process (a classroom clicking at once would otherwise start two
+worker processes per page); another page asking meanwhile is told so in one line. A session
+that ends mid-sweep cancels it (:meth:`ResultsModel.shutdown`): its workers are shut down
+and its folder deleted.
 """
 
 from __future__ import annotations
@@ -24,6 +36,10 @@ import io
 import math
 import os
 import re
+import shutil
+import tempfile
+import threading
+import weakref
 from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
@@ -35,6 +51,7 @@ import param
 from ermviz.app.messages import _panel_notifier, one_line
 from ermviz.app.model import DashboardModel
 from ermviz.app.race import PALETTE
+from ermviz.data.sources import REPO_DATASETS
 from ermviz.errors import ErmvizError, SettingError
 from ermviz.report import (
     curves,
@@ -44,7 +61,7 @@ from ermviz.report import (
     threshold_table,
     times_from_frames,
 )
-from ermviz.sweep import load_summaries, load_traces
+from ermviz.sweep import SweepCancelled, load_config, load_summaries, load_traces, sweep
 
 #: Thresholds when the folder's config names none (those of ``python -m ermviz report``).
 DEFAULT_EPS: tuple[float, ...] = (1e-2, 1e-4, 1e-6)
@@ -66,6 +83,13 @@ MAX_CURVE_POINTS = 2000
 #: Line dashes for labels beyond the palette's ten colours.
 DASHES = ("solid", "dashed", "dotted", "dotdash")
 _SKIP_DIRS = {"summaries", "traces", "report", "__pycache__", "node_modules"}
+#: The bundled sweep behind "Run a small sweep" (its header says what it compares).
+SMALL_SWEEP: Path = REPO_DATASETS / "sweeps" / "small.toml"
+#: Worker processes of its embedded cluster: one single-threaded worker per core, at most
+#: two (measured on this shared 2-core machine: the 12 cells in 11-24 s of wall time).
+SMALL_SWEEP_WORKERS = max(1, min(2, os.cpu_count() or 1))
+# One small sweep at a time in this server process, whatever the number of pages.
+_SWEEP_SLOT = threading.Lock()
 
 
 def folder_access() -> bool:
@@ -196,6 +220,13 @@ class ResultsModel(param.Parameterized):
     loads = param.Integer(default=0, doc="Bumped when a folder is read (open or refresh)")
     revision = param.Integer(default=0, doc="Bumped when the data or the thresholds change")
     table_revision = param.Integer(default=0, doc="Bumped when the table changes")
+    sweep_state = param.Selector(
+        default="idle",
+        objects=["idle", "running", "done", "failed"],
+        doc="The bundled small sweep of this page: not run, running, shown, or failed",
+    )
+    sweep_done = param.Integer(default=0, doc="Cells of the running small sweep finished")
+    sweep_total = param.Integer(default=0, doc="Cells of the small sweep")
 
     def __init__(
         self,
@@ -216,6 +247,12 @@ class ResultsModel(param.Parameterized):
         self.options: dict[str, Any] = {}
         # The baseline and chosen sets the config gave, while the user has not changed them.
         self._config_sets: tuple[list[str], list[str]] | None = None
+        # The small sweep: set by shutdown() to cancel a running one; its session folder.
+        self._cancel = threading.Event()
+        self._sweep_lock = threading.Lock()
+        self._sweep_root: Path | None = None
+        self._sweep_cleanup: weakref.finalize | None = None
+        self._sweep_running = False
         self.param.watch(self._on_eps, ["eps"])
         self.param.watch(self._on_sets, ["baselines", "chosen"])
         self.rescan()
@@ -302,7 +339,10 @@ class ResultsModel(param.Parameterized):
             return self._fail(OFF_TEXT)
         if not text:
             return self._fail("type the path of a results folder (it holds summaries/)")
-        folder = Path(text).expanduser().resolve()
+        return self._open_folder(Path(text).expanduser().resolve())
+
+    def _open_folder(self, folder: Path) -> bool:
+        """Read and show ``folder`` (whatever folder access says: see :meth:`open`)."""
         skipped: list[str] = []
         try:
             summaries, traces, options = self._read(folder, skipped)
@@ -390,6 +430,120 @@ class ResultsModel(param.Parameterized):
         if missing:
             text += f"; not in the results, so not used: {', '.join(missing)}"
         self._set_status(text, "success")
+
+    # -- the bundled small sweep ------------------------------------------------------
+    @property
+    def closed(self) -> bool:
+        """True once :meth:`shutdown` ended the session: no small sweep starts any more."""
+        return self._cancel.is_set()
+
+    def begin_small_sweep(self) -> Path | None:
+        """Start a run of :data:`SMALL_SWEEP` (call on the page's thread): a fresh, empty
+        folder for it, or None after notifying why not (one is running, the page closed)."""
+        if self.closed:
+            return None
+        if self.sweep_state == "running":
+            self.notify("the small sweep is already running: wait for it to finish", "warning")
+            return None
+        with self._sweep_lock:
+            if self._sweep_root is None:
+                self._sweep_root = Path(tempfile.mkdtemp(prefix="ermviz-sweeps-"))
+                # Deleted by shutdown(), or when the model is collected or Python exits.
+                self._sweep_cleanup = weakref.finalize(
+                    self, shutil.rmtree, str(self._sweep_root), ignore_errors=True
+                )
+            folder = Path(tempfile.mkdtemp(prefix="small-", dir=self._sweep_root))
+        self.param.update(sweep_state="running", sweep_done=0, sweep_total=0)
+        self._set_status(f"Running the bundled small sweep ({SMALL_SWEEP.name}) ...", "info")
+        return folder
+
+    def run_small_sweep(self, folder: Path, on_progress: Callable[[int, int], None]) -> None:
+        """Run :data:`SMALL_SWEEP` into ``folder`` on an embedded Dask cluster; blocks for
+        the whole sweep, so call it off the page's thread. ``on_progress(done, total)`` is
+        called on this thread as cells finish. Raises a one-line :class:`SettingError`
+        when another page's small sweep holds the server's slot, and
+        :class:`~ermviz.sweep.SweepCancelled` when :meth:`shutdown` stopped it."""
+        if not _SWEEP_SLOT.acquire(blocking=False):
+            raise SettingError(
+                "another page is running the small sweep on this server; "
+                "try again when it has finished (well under a minute)"
+            )
+        try:
+            with self._sweep_lock:
+                if self.closed:  # the page closed before the sweep got going
+                    raise SweepCancelled("the page was closed before the sweep started")
+                self._sweep_running = True
+            config = load_config(SMALL_SWEEP)
+            sweep(
+                config,
+                folder,
+                workers=SMALL_SWEEP_WORKERS,
+                progress=False,
+                on_progress=on_progress,
+                cancel=self._cancel,
+            )
+        finally:
+            _SWEEP_SLOT.release()
+            with self._sweep_lock:
+                self._sweep_running = False
+                if self.closed:  # the session ended meanwhile: nobody will read the folder
+                    self._remove_sweep_folders()
+
+    def end_small_sweep(self, folder: Path, error: BaseException | None = None) -> bool:
+        """Finish a run begun by :meth:`begin_small_sweep` (call on the page's thread):
+        show ``folder``, deleting the previous run's, or notify ``error`` in one line."""
+        if self.closed:
+            return False
+        if error is None:
+            shown_before = self.folder
+            if self._open_folder(folder.resolve()):
+                self.sweep_state = "done"
+                root = self._sweep_root
+                if shown_before and root and Path(shown_before).parent == root.resolve():
+                    shutil.rmtree(shown_before, ignore_errors=True)  # an older small sweep
+                return True
+        else:
+            self._fail(f"small sweep: {one_line(error)}")
+        self.sweep_state = "failed"
+        shutil.rmtree(folder, ignore_errors=True)
+        return False
+
+    def small_sweep(self) -> bool:
+        """Run the bundled small sweep and show it, all on this thread (notebooks, tests;
+        the Results tab runs the same three steps with the sweep off the page's thread)."""
+        folder = self.begin_small_sweep()
+        if folder is None:
+            return False
+        try:
+            self.run_small_sweep(folder, self.set_sweep_progress)
+        except Exception as exc:  # told in one line; the folder shown before stays
+            return self.end_small_sweep(folder, exc)
+        return self.end_small_sweep(folder)
+
+    def set_sweep_progress(self, done: int, total: int) -> None:
+        """Show that ``done`` of the small sweep's ``total`` cells have finished."""
+        if self.sweep_state == "running":
+            self.param.update(sweep_done=done, sweep_total=total)
+            # The first cells take the longest: the workers start and load the kernels.
+            starting = f"starting {SMALL_SWEEP_WORKERS} Dask workers, " if done == 0 else ""
+            self._set_status(
+                f"Running the bundled small sweep ({SMALL_SWEEP.name}): "
+                f"{starting}{done} of {total} cells done",
+                "info",
+            )
+
+    def _remove_sweep_folders(self) -> None:
+        if self._sweep_cleanup is not None:
+            self._sweep_cleanup()  # removes the session's whole sweep folder
+            self._sweep_root = self._sweep_cleanup = None
+
+    def shutdown(self) -> None:
+        """End of the session: cancel a running small sweep (its workers are shut down)
+        and delete the small sweeps' folders (a running one's once it has stopped)."""
+        self._cancel.set()
+        with self._sweep_lock:
+            if not self._sweep_running:
+                self._remove_sweep_folders()
 
     # -- derived frames ---------------------------------------------------------------
     def _compute(self) -> None:

@@ -5,10 +5,16 @@ in a :class:`panel.widgets.Tabulator` (sortable, filterable, downloadable as CSV
 Markdown), the profiles and curves as HoloViews/Bokeh plots (:func:`profile_plot`,
 :func:`curves_plot`: hover, one colour per method label, click a legend entry to hide a
 label). Panel and HoloViews are imported only when a view or plot is built.
+
+"Run a small sweep" runs the bundled sweep (see :mod:`ermviz.app.results_model`) on a
+thread of its own, so the page stays live; each finished cell is handed to the page's
+thread with the document's ``add_next_tick_callback`` (the one Bokeh document method that
+is safe from another thread) and moves the progress bar; the sweep's folder then opens.
 """
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -17,7 +23,7 @@ import numpy as np
 import pandas as pd
 
 from ermviz.app.messages import one_line
-from ermviz.app.results_model import ResultsModel, eps_text, folder_access
+from ermviz.app.results_model import SMALL_SWEEP, ResultsModel, eps_text, folder_access
 
 
 def _holoviews() -> Any:
@@ -136,6 +142,14 @@ class ResultsView:
         self.refresh_button = pn.widgets.Button(label="↻ Refresh", width=110)
         self.refresh_button.on_click(lambda e: self._guard("refresh", m.refresh))
         self.status = pn.pane.HTML(sizing_mode="stretch_width", margin=(0, 10))
+        self.sweep_button = pn.widgets.Button(
+            label="▶ Run a small sweep", color="success", width=190
+        )
+        self.sweep_button.on_click(self._run_small_sweep)
+        # Determinate only: an animated (indeterminate) bar keeps the browser repainting.
+        self.sweep_progress = pn.indicators.Progress(
+            value=0, max=1, width=240, visible=False, css_classes=["ermviz-sweep-progress"]
+        )
         self.eps_input = pn.widgets.TextInput(
             label="Thresholds (certificate ≤ eps)",
             value=eps_text(m.eps),
@@ -197,6 +211,10 @@ class ResultsView:
         m.param.watch(self._on_dataset, ["dataset"])
         m.param.watch(lambda *_: self._sync_eps(), ["eps"])
         m.param.watch(lambda *_: self._sync_path(), ["folder"])
+        m.param.watch(lambda *_: self._show_sweep(), ["sweep_state", "sweep_done", "sweep_total"])
+        if pn.state.curdoc is not None and pn.state.curdoc.session_context is not None:
+            # A page closed mid-sweep cancels it and deletes its folders.
+            pn.state.on_session_destroyed(lambda _: m.shutdown())
         self._show_status()
         self._show_table()
         self._show_profile()
@@ -212,6 +230,20 @@ class ResultsView:
                 sizing_mode="stretch_width",
                 margin=(0, 10),
             ),
+            pn.Row(
+                self.sweep_button,
+                pn.pane.Markdown(
+                    "No results yet? Run the bundled sweep `datasets/sweeps/"
+                    f"{SMALL_SWEEP.name}`: FW, away-step and pairwise FW with exact and "
+                    "Armijo line searches on the SVM dual of `wdbc` and `blobs` (12 cells, "
+                    "2 s budget each, about half a minute on two local Dask workers), into "
+                    "a temporary folder of this page, then shown here.",
+                    sizing_mode="stretch_width",
+                    margin=(0, 10),
+                ),
+                sizing_mode="stretch_width",
+            ),
+            self.sweep_progress,
             pn.Row(
                 self.path_input,
                 pn.Column(pn.Spacer(height=18), self.open_button, margin=0),
@@ -239,6 +271,47 @@ class ResultsView:
         except Exception as exc:
             self.model.notify(f"{what}: {one_line(exc)}")
             return None
+
+    async def _run_small_sweep(self, event: Any = None) -> None:
+        """Run the bundled small sweep off the page's thread, then show its folder."""
+        from ermviz.app.page import _in_thread
+
+        m = self.model
+        folder = m.begin_small_sweep()
+        if folder is None:
+            return
+        push = self._progress_pusher()
+        error: BaseException | None = None
+        try:
+            await _in_thread(lambda: m.run_small_sweep(folder, push))
+        except Exception as exc:  # told in one line by end_small_sweep
+            error = exc
+        self._guard("small sweep", lambda: m.end_small_sweep(folder, error))
+
+    def _progress_pusher(self) -> Callable[[int, int], None]:
+        """A progress callback the sweep's thread may call: served, it schedules the update
+        on the page's thread; elsewhere (Jupyter, tests) it updates at once."""
+        doc = self._pn.state.curdoc
+        m = self.model
+        if doc is None or doc.session_context is None:
+            return m.set_sweep_progress
+
+        def push(done: int, total: int) -> None:
+            try:
+                doc.add_next_tick_callback(functools.partial(m.set_sweep_progress, done, total))
+            except Exception:  # the session has gone: nobody to show it to
+                pass
+
+        return push
+
+    def _show_sweep(self) -> None:
+        m = self.model
+        running = m.sweep_state == "running"
+        self.sweep_button.disabled = running
+        self.sweep_button.label = "Sweep running ..." if running else "▶ Run a small sweep"
+        self.sweep_progress.visible = running
+        self.sweep_progress.param.update(value=0, max=max(m.sweep_total, 1))
+        self.sweep_progress.value = min(m.sweep_done, self.sweep_progress.max)
 
     def _open_typed(self) -> None:
         text = self.path_input.value_input or self.path_input.value or ""

@@ -61,6 +61,27 @@ def parse_settings(decl: Iterable[Setting], given: dict[str, Any], owner: str) -
     return out
 
 
+def valid_settings(decl: Iterable[Setting], given: dict[str, Any]) -> dict[str, Any]:
+    """The entries of ``given`` that ``decl`` declares and accepts (defaults dropped).
+
+    Used when the owner changes (a new problem, method or step rule): a setting the new
+    owner does not declare, or declares with other choices or range, is dropped rather than
+    carried over (it would fail the next race with a message about the previous set-up).
+    """
+    by_name = {s.name: s for s in decl}
+    out = {}
+    for name, value in given.items():
+        if name not in by_name:
+            continue
+        try:
+            parsed = by_name[name].parse(value, where=name)
+        except SettingError:
+            continue
+        if parsed is not None and parsed != by_name[name].default:
+            out[name] = parsed
+    return out
+
+
 class RunSpec(param.Parameterized):
     """One racing run as the user set it up: method, step rule and that pair's settings.
 
@@ -89,8 +110,7 @@ class RunSpec(param.Parameterized):
     @param.depends("method", "step", watch=True)
     def _on_pair(self) -> None:
         self._check_step()
-        names = {s.name for s in self.declared()}
-        kept = {k: v for k, v in self.settings.items() if k in names}
+        kept = valid_settings(self.declared(), self.settings)
         if kept != self.settings:
             self.settings = kept
 

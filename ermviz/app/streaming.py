@@ -31,9 +31,11 @@ from collections.abc import Callable
 from typing import Any
 
 import numpy as np
+import pandas as pd
 from bokeh.models import ColumnDataSource
 
 from ermviz.app.model import THRESHOLDS, DashboardModel, Slot
+from ermviz.app.references import Reference
 from ermviz.base import Problem
 from ermviz.geometry import Geometry
 from solvers.tags import STEP_NAMES
@@ -140,6 +142,54 @@ def thin_rows(iteration: np.ndarray, last_bin: float) -> tuple[np.ndarray, float
     keep[-1] = True
     idx = np.flatnonzero(keep)
     return idx, max(last_bin, float(bins[-1]))
+
+
+def frozen_trace_data(frame: pd.DataFrame, work_column: str = "iteration") -> dict[str, list]:
+    """A kept race's thinned trace frame as the columns of a live trace source (same
+    clipping for log axes), plus ``subopt``: objective minus the best objective of that
+    run's own race (its frame's ``race_best`` attribute, else its own minimum), as the
+    suboptimality plot showed it when the race was kept."""
+    it = frame["iteration"].to_numpy(dtype=float)
+    step = frame["step_size"].to_numpy(dtype=float)
+    work = frame[work_column].to_numpy(dtype=float) if work_column in frame else it
+    objective = frame["objective"].to_numpy(dtype=float)
+    best = frame.attrs.get("race_best", np.nanmin(objective) if objective.size else np.nan)
+    gap = objective - best
+    data = {
+        "iteration": it,
+        "k1": it + 1.0,
+        "time_s": frame["time_s"].to_numpy(dtype=float),
+        "cpu_s": frame["cpu_s"].to_numpy(dtype=float),
+        "certificate": np.maximum(frame["certificate"].to_numpy(dtype=float), FLOOR),
+        "objective": objective,
+        "step_size": np.where(step > 0, np.maximum(step, FLOOR), np.nan),
+        "active_size": frame["active_size"].to_numpy(dtype=float),
+        "step": [str(s) for s in frame["step_type"]],
+        "work": work,
+        "w1": work + 1.0,
+        "subopt": np.where(gap > 0, gap, np.nan),
+    }
+    return {k: (v.tolist() if isinstance(v, np.ndarray) else v) for k, v in data.items()}
+
+
+def reference_series(
+    references: list[Reference], work_column: str = "iteration"
+) -> list[tuple[str, str, str, ColumnDataSource]]:
+    """One ``(legend label, colour, dash, static source)`` per run of every kept race; the
+    sources are named ``reference:<N>:<run_id>`` so that a page script can find them."""
+    return [
+        (
+            ref.legend_label(run),
+            run.color,
+            ref.dash,
+            ColumnDataSource(
+                frozen_trace_data(run.frame, work_column),
+                name=f"reference:{ref.number}:{run.run_id}",
+            ),
+        )
+        for ref in references
+        for run in ref.runs
+    ]
 
 
 def geometry_for(problem: Problem | None) -> Geometry | None:

@@ -24,6 +24,9 @@ from ermviz.app.model import DashboardModel, is_teachable
 from ermviz.app.streaming import Streamer, geometry_for
 from ermviz.registry import get_problem
 
+#: Narrowest a teaching figure gets (two fit beside each other from a ~700 px wide tab).
+TEACHING_MIN_WIDTH = 320
+
 
 class TeachingView:
     """The teaching view's preview and live plot (a part of the dashboard)."""
@@ -73,7 +76,7 @@ class TeachingView:
         self.boundary_plot = plot if isinstance(plot, BoundaryPlot) else None
         if plot is not None or self.teaching_row.objects:
             # (Setting an empty row again would still re-render it.)
-            self.teaching_row.objects = [pn.pane.Bokeh(f) for f in plot.layout()] if plot else []
+            self.teaching_row.objects = _teaching_panes(plot) if plot else []
         if self.boundary_plot is not None:
             self.teaching_note.object = self._boundary_help(live)
         else:
@@ -141,3 +144,22 @@ class TeachingView:
         else:
             self._preview_key = None
             self._refresh_teaching_preview()
+
+
+def _teaching_panes(plot: TeachingPlot | BoundaryPlot) -> list:
+    """The plot's figures as panes that fit the tab's width.
+
+    The feasible set and its zoom share one row and scale with it (keeping their aspect):
+    at fixed widths (560 + 480 px) the zoom was cut off or pushed below by a 1280-1440 px
+    window. Boundary figures, one per run, keep their size and wrap (the FlexBox).
+    """
+    if isinstance(plot, BoundaryPlot):
+        return [pn.pane.Bokeh(f) for f in plot.layout()]
+    figures = plot.layout()
+    for f in figures:
+        f.sizing_mode = "scale_width"
+        f.min_width = TEACHING_MIN_WIDTH
+    panes = [
+        pn.pane.Bokeh(f, sizing_mode="stretch_width", min_width=TEACHING_MIN_WIDTH) for f in figures
+    ]
+    return [pn.Row(*panes, sizing_mode="stretch_width")]

@@ -1,6 +1,6 @@
 """The configuration in the URL query string, so that a shared link opens the same set-up.
 
-Format (every key optional; unknown keys are rejected)::
+Format (every key optional; unknown keys are dropped)::
 
     ?dataset=wdbc&problem=svm-dual&p.C=1000&standardize=1&normalize=0&test_size=0
     &seed=0&tol=1e-10&max_iter=100000000&max_time=10&animate=0&step_delay=0.03
@@ -11,14 +11,20 @@ Format (every key optional; unknown keys are rejected)::
 same declarations the widgets use, so a link can only say what the controls can.
 
 A link names its dataset only by a catalog or bundled name, never by a path: anything
-else (a path, an uploaded file's name, a name that is in neither list) is rejected, so a
+else (a path, an uploaded file's name, a name that is in neither list) is dropped, so a
 link cannot make the server read a file of its choosing. A catalog name whose file is not
-on this server is rejected as well (the dashboard never downloads on a link's behalf).
+on this server is dropped as well (the dashboard never downloads on a link's behalf).
 
-A link is taken whole or not at all: every value is checked against the range of the
-control it sets (and the runner's limits) before anything changes, keys and values longer
-than :data:`MAX_LINK_VALUE` characters or more than :data:`MAX_LINK_FIELDS` fields are
-refused, and :func:`load` puts the page back on its defaults if applying fails anyway.
+A link is taken element by element (:func:`load`): each bad element (an unknown or
+repeated key, a value out of the range of the control it sets or of the runner's limits,
+a run whose method does not solve the problem, a setting the problem or run does not
+take, a dropped dataset) is left out with its own one-line reason, everything valid is
+applied (on the default dataset when the dataset was dropped), and one notification
+lists what was dropped; a link with nothing valid leaves the defaults. Keys and values
+longer than :data:`MAX_LINK_VALUE` characters are dropped unread, and a link of more
+than :data:`MAX_LINK_FIELDS` fields is not read at all. ``lesson=`` is handled by
+:mod:`ermviz.app.page` before this module sees the link (here it is an unknown key).
+:func:`decode` is the strict form: it refuses a link with any bad element.
 """
 
 from __future__ import annotations
@@ -37,6 +43,7 @@ from ermviz.app.model import (
     parse_settings,
     settings_of,
 )
+from ermviz.app.runspec import default_specs, valid_settings
 from ermviz.errors import ErmvizError, SettingError
 from ermviz.registry import ALIASES, METHODS, PROBLEMS, STEP_RULES, resolve_alias
 from ermviz.runner import NO_ITER_LIMIT, Budget
@@ -219,14 +226,22 @@ def _run(text: str, problem: str) -> tuple[str, str, dict[str, Any]]:
     return method, step, settings
 
 
-def decode(query: str) -> dict[str, Any]:
-    """Parse and validate a query string; returns only the keys it sets.
+def _reason(exc: Exception) -> str:
+    """A dropped element's one-line reason, without the ``link:`` prefix."""
+    return str(exc).removeprefix("link: ")
+
+
+def decode_partial(query: str) -> tuple[dict[str, Any], list[str]]:
+    """Parse and validate a query string element by element.
+
+    Returns the keys the valid elements set, and one one-line reason per element that was
+    dropped (an unknown key, a repeated one, a bad value, a dataset that is not a catalog or
+    bundled name, a run its problem cannot take, a bad setting).
 
     Raises
     ------
     LinkError
-        For a dataset that is not a catalog or bundled name (a path, say), an unknown key,
-        or any value the controls would not accept; the message is one line.
+        Only for a link over :data:`MAX_LINK_FIELDS` fields, which is not read at all.
     """
     try:
         pairs = parse_qsl(query.lstrip("?"), keep_blank_values=True, max_num_fields=MAX_LINK_FIELDS)
@@ -234,91 +249,124 @@ def decode(query: str) -> dict[str, Any]:
         raise LinkError(
             f"link: more than {MAX_LINK_FIELDS} fields; a link holds far fewer"
         ) from None
-    for key, value in pairs:
-        if len(key) > MAX_LINK_VALUE or len(value) > MAX_LINK_VALUE:
-            raise LinkError(
-                f"link: {_show(key)} is {max(len(key), len(value))} characters long; a link's "
-                f"keys and values are at most {MAX_LINK_VALUE}"
-            )
+    dropped: list[str] = []
     out: dict[str, Any] = {}
     runs: list[str] = []
     psettings: dict[str, str] = {}
     for key, value in pairs:
-        if key == "run":
+        if len(key) > MAX_LINK_VALUE or len(value) > MAX_LINK_VALUE:
+            dropped.append(
+                f"{_show(key)} is {max(len(key), len(value))} characters long; a link's "
+                f"keys and values are at most {MAX_LINK_VALUE}"
+            )
+        elif key == "run":
             runs.append(value)
-        elif key.startswith("p."):
-            psettings[key[2:]] = value
+        elif key.startswith("p.") and key[2:]:
+            if key[2:] in psettings:
+                dropped.append(f"{_show(key)} is given twice (the first is kept)")
+            else:
+                psettings[key[2:]] = value
         elif key in ("dataset", "problem") or key in _SCALARS:
             if key in out:
-                raise LinkError(f"link: {key} is given twice")
-            out[key] = value
+                dropped.append(f"{key} is given twice (the first is kept)")
+            else:
+                out[key] = value
         else:
-            raise LinkError(
-                f"link: unknown key {_show(key)}; a link may set dataset, problem, p.<setting>, "
+            dropped.append(
+                f"unknown key {_show(key)}; a link may set dataset, problem, p.<setting>, "
                 f"{', '.join(_SCALARS)} and run"
             )
     if "dataset" in out and not is_linkable_dataset(out["dataset"]):
-        raise LinkError(
-            f"link: dataset {_show(out['dataset'])} is not a catalog or bundled name; a link names "
-            "datasets only by those names (upload your own file instead)"
+        dropped.append(
+            f"dataset {_show(out.pop('dataset'))} is not a catalog or bundled name; a link "
+            "names datasets only by those names (upload your own file instead)"
         )
-    problem = out.get("problem", None)
-    if problem is not None and problem not in PROBLEMS:
-        raise LinkError(f"link: unknown problem {_show(problem)}; problems: {', '.join(PROBLEMS)}")
-    if problem is None:
-        # Runs and settings are checked against the problem the page will end up on: a
-        # dataset's preset sets its own ("dataset=moons" races lssvm), else the default.
-        problem = preset_for(out["dataset"])["problem"] if "dataset" in out else "svm-dual"
+    if "problem" in out and out["problem"] not in PROBLEMS:
+        dropped.append(
+            f"unknown problem {_show(out.pop('problem'))}; problems: {', '.join(PROBLEMS)}"
+        )
+    # Runs and settings are checked against the problem the page will end up on: a
+    # dataset's preset sets its own ("dataset=moons" races lssvm), else the default.
+    problem = out.get("problem") or (
+        preset_for(out["dataset"])["problem"] if "dataset" in out else "svm-dual"
+    )
     if psettings:
+        decl = PROBLEMS[problem].settings_decl
+        kept: dict[str, Any] = {}
+        for name, value in psettings.items():
+            try:
+                kept.update(parse_settings(decl, {name: value}, problem))
+            except SettingError as exc:
+                dropped.append(str(exc))
+        if kept or "problem" in out:
+            out["problem_settings"] = kept
+    parsers = {
+        **dict.fromkeys(("standardize", "normalize", "animate"), _bool),
+        **dict.fromkeys(("test_size", "tol", "max_time", "max_samples", "step_delay"), _float),
+        **dict.fromkeys(("seed", "max_iter", "repeat"), _int),
+    }
+    budget_defaults = {"tol": 1e-6, "max_iter": 1000, "max_time": 1.0}
+    for key in _SCALARS:
+        if key not in out:
+            continue
         try:
-            out["problem_settings"] = parse_settings(
-                PROBLEMS[problem].settings_decl, psettings, problem
-            )
-        except SettingError as exc:
-            raise LinkError(f"link: {exc}") from None
-    for key in ("standardize", "normalize", "animate"):
-        if key in out:
-            out[key] = _bool(key, out[key])
-    for key in ("test_size", "tol", "max_time", "max_samples", "step_delay"):
-        if key in out:
-            out[key] = _float(key, out[key])
-    for key in ("seed", "max_iter", "repeat"):
-        if key in out:
-            out[key] = _int(key, out[key])
-    for key in ("test_size", "seed", "repeat", "max_iter", "max_time", "max_samples", "step_delay"):
-        if key in out:
-            _in_bounds(key, out[key])
-    try:
-        Budget(
-            tol=out.get("tol", 1e-6),
-            max_iter=out.get("max_iter", 1000),
-            max_time=out.get("max_time", 1.0),
-        )
-    except SettingError as exc:
-        raise LinkError(f"link: {exc}") from None
+            value = parsers[key](key, out[key])
+            if key != "tol" and not isinstance(value, bool):
+                _in_bounds(key, value)
+            if key in budget_defaults:
+                try:  # each budget value on its own: one bad value drops only itself
+                    Budget(**{**budget_defaults, key: value})
+                except SettingError as exc:
+                    raise LinkError(f"link: {exc}") from None
+        except LinkError as exc:
+            dropped.append(_reason(exc))
+            del out[key]
+        else:
+            out[key] = value
     if len(runs) > MAX_LINK_RUNS:
-        raise LinkError(f"link: at most {MAX_LINK_RUNS} runs, got {len(runs)}")
-    if runs:
-        out["runs"] = [_run(text, problem) for text in runs]
-    return out
+        dropped.append(f"at most {MAX_LINK_RUNS} runs, got {len(runs)}: the first are kept")
+        runs = runs[:MAX_LINK_RUNS]
+    parsed_runs = []
+    for text in runs:
+        try:
+            parsed_runs.append(_run(text, problem))
+        except LinkError as exc:
+            dropped.append(f"run={_show(text)}: {_reason(exc)}")
+    if parsed_runs:
+        out["runs"] = parsed_runs
+    return out, dropped
 
 
-def apply(model: DashboardModel, state: dict[str, Any]) -> None:
-    """Set ``model`` to the decoded ``state``.
+def decode(query: str) -> dict[str, Any]:
+    """Parse and validate a query string that must be valid whole; returns the keys it sets.
+
+    Raises
+    ------
+    LinkError
+        For the first element :func:`decode_partial` would drop (one line).
+    """
+    state, dropped = decode_partial(query)
+    if dropped:
+        raise LinkError(f"link: {dropped[0]}")
+    return state
+
+
+def apply(model: DashboardModel, state: dict[str, Any]) -> list[str]:
+    """Set ``model`` to the decoded ``state``; returns the reasons of what was dropped.
 
     The dataset's preset (:data:`~ermviz.app.datasets.DATASET_PRESETS`) is applied first,
-    then every value the link gives.
-
-    Raises :class:`LinkError` when the dataset is a catalog name whose file is not on this
-    server (nothing is changed then).
+    then every value the link gives. A catalog name whose file is not on this server is
+    dropped (the rest is applied on the current dataset), and so are runs or settings the
+    resulting problem does not take.
     """
+    dropped: list[str] = []
     dataset = state.get("dataset")
     if dataset is not None and dataset not in model.param.dataset.objects:
-        raise LinkError(
-            f"link: dataset {dataset!r} is not available on this server (its file is not on "
+        dropped.append(
+            f"dataset {dataset!r} is not available on this server (its file is not on "
             "disk); pick one of the listed datasets"
         )
-    if dataset is not None:
+    elif dataset is not None:
         # The dataset's suggested set-up first (a link "?dataset=toy-2d" is a teaching
         # set-up); whatever else the link says overrides it.
         model.dataset = dataset
@@ -335,45 +383,78 @@ def apply(model: DashboardModel, state: dict[str, Any]) -> None:
             model.specs = [
                 RunSpec(method=m, step=s, settings=dict(st)) for m, s, st in state["runs"]
             ]
-    _check_applied(model)
+    return dropped + _fit_applied(model)
 
 
-def _check_applied(model: DashboardModel) -> None:
-    """Refuse a set-up a link left inconsistent (runs or settings of another problem)."""
+def _fit_applied(model: DashboardModel) -> list[str]:
+    """Drop what the applied set-up cannot take (runs or settings decoded against another
+    problem, when the dataset was dropped); returns the reasons."""
+    dropped = []
+    keep = []
     for spec in model.specs:
         method = METHODS.get(spec.method)
         if method is None or model.problem not in method.problems:
-            raise LinkError(f"link: method {spec.method!r} does not solve {model.problem!r}")
-        if spec.step not in method.step_rules:
-            raise LinkError(f"link: method {spec.method!r} does not take step {spec.step!r}")
-    try:
-        parse_settings(PROBLEMS[model.problem].settings_decl, model.problem_settings, model.problem)
-    except SettingError as exc:
-        raise LinkError(f"link: {exc}") from None
+            dropped.append(f"method {spec.method!r} does not solve {model.problem!r}")
+        elif spec.step not in method.step_rules:
+            dropped.append(f"method {spec.method!r} does not take step {spec.step!r}")
+        else:
+            keep.append(spec)
+    if len(keep) != len(model.specs):
+        model.specs = keep or default_specs(model.problem)
+    decl = PROBLEMS[model.problem].settings_decl
+    kept = valid_settings(decl, model.problem_settings)
+    for name, value in model.problem_settings.items():
+        try:
+            parse_settings(decl, {name: value}, model.problem)
+        except SettingError as exc:
+            dropped.append(str(exc))
+    if kept != model.problem_settings:
+        model.problem_settings = kept
+    return dropped
+
+
+#: Most dropped elements a notification names one by one (the rest are counted).
+MAX_REASONS_SHOWN = 5
+
+
+def dropped_message(dropped: list[str]) -> str:
+    """One line telling what a link lost: each dropped element's reason."""
+    shown = "; ".join(dropped[:MAX_REASONS_SHOWN])
+    more = len(dropped) - MAX_REASONS_SHOWN
+    if more > 0:
+        shown += f"; and {more} more"
+    what = "1 element" if len(dropped) == 1 else f"{len(dropped)} elements"
+    return f"link: dropped {what} ({shown}); the rest of the link is applied"
 
 
 def load(model: DashboardModel, query: str, report: bool = True) -> str | None:
-    """Apply a page's query string; a bad link leaves the defaults.
+    """Apply a page's query string: every valid element, dropping each bad one.
 
-    Returns None when the link was applied (or empty), else the one-line reason, which
-    is also notified unless ``report`` is False (a page not shown yet cannot show it).
+    Returns None when the whole link was applied (or it is empty), else one line naming
+    each dropped element and why, which is also notified unless ``report`` is False (a page
+    not shown yet cannot show it). A link over the size limit, or one that fails to apply
+    anyway, leaves the set-up the page had.
     """
     if not query.lstrip("?"):
         return None
     saved = {name: getattr(model, name) for name in CONFIG_PARAMS}
     try:
-        apply(model, decode(query))
+        state, dropped = decode_partial(query)
+        dropped += apply(model, state)
     except Exception as exc:
-        # decode() checks every value, so apply() should not fail; if it does anyway the
-        # page must still open, on the set-up it had.
+        # decode_partial() checks every value, so apply() should not fail; if it does
+        # anyway the page must still open, on the set-up it had.
         with model.quietly():
             model.param.update(**saved)
         text = str(exc) if isinstance(exc, ErmvizError) else f"link: {one_line(exc)}"
         message = f"{text} — the link was ignored and the defaults are shown"
-        if report:
-            model.notify(message)
-        return message
-    return None
+    else:
+        if not dropped:
+            return None
+        message = dropped_message(dropped)
+    if report:
+        model.notify(message)
+    return message
 
 
 def write(model: DashboardModel, location: Any) -> None:

@@ -1,0 +1,111 @@
+"""Figures as PNG (issue 16): a finished race's figures rendered by Debian's chromium.
+
+The PNG must be a real image of the page: the PNG signature, an IHDR of the page's width
+and a plausible height, and more than a blank canvas (many distinct colours, the runs'
+line colours among them). Writing to a path is atomic (no temporary file left beside it),
+and a missing Chromium gives one line naming the fix. On a served page the Export tab's
+button downloads the same PNG (Playwright's sync API runs on its own thread there, away
+from the server's event loop).
+"""
+
+from __future__ import annotations
+
+import io
+import struct
+import time
+from pathlib import Path
+
+import pytest
+from test_app_browser import _open, _statuses, _wait, page, server  # noqa: F401  (fixtures)
+
+from ermviz.app import png as png_mod
+from ermviz.app.model import DashboardModel
+
+pytestmark = pytest.mark.browser
+
+CHROMIUM = "/usr/bin/chromium"
+ARTIFACTS = Path(__file__).resolve().parent.parent / "test-artifacts"
+
+
+def _size(data: bytes) -> tuple[int, int]:
+    assert data[:8] == b"\x89PNG\r\n\x1a\n", "not a PNG"
+    assert data[12:16] == b"IHDR"
+    return struct.unpack(">II", data[16:24])
+
+
+def _finished_dashboard():
+    from ermviz.app.page import Dashboard
+
+    notes: list[tuple[str, str]] = []
+    model = DashboardModel(notifier=lambda level, msg: notes.append((level, msg)))
+    model.dataset = "toy-2d"  # a teaching set-up: race figures and the feasible set
+    model.step_delay = 0.0
+    dash = Dashboard(model)
+    dash.start_sync()
+    deadline = time.monotonic() + 30
+    while not all(s.done for s in model.slots) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert all(s.done for s in model.slots)
+    dash.streamer.pull()
+    return dash, notes
+
+
+def test_a_finished_race_exports_a_png_of_its_figures(tmp_path):
+    from PIL import Image
+
+    dash, notes = _finished_dashboard()
+    data = dash.png_download.callback().getvalue()
+    width, height = _size(data)
+    assert width == png_mod.PNG_WIDTH and 700 < height < 4000
+    image = Image.open(io.BytesIO(data)).convert("RGB")
+    assert image.size == (width, height)
+    colours = image.getcolors(maxcolors=1 << 20)
+    assert colours is not None and len(colours) > 50  # not blank: axes, text, curves
+    present = {rgb for _, rgb in colours}
+    for slot in dash.model.slots:  # each run's line colour is drawn
+        rgb = tuple(int(slot.color[i : i + 2], 16) for i in (1, 3, 5))
+        assert rgb in present, slot.color
+    assert notes == []
+    ARTIFACTS.mkdir(exist_ok=True)
+    # Written atomically: the file appears whole and nothing else is left in its folder.
+    out = png_mod.write_atomically(tmp_path / "figures.png", data)
+    assert out.read_bytes() == data and [p.name for p in tmp_path.iterdir()] == ["figures.png"]
+    png_mod.write_atomically(ARTIFACTS / "export-figures.png", data)
+
+
+def test_png_export_without_chromium_says_how_to_fix_it(monkeypatch, tmp_path):
+    monkeypatch.setenv("ERMVIZ_CHROMIUM", str(tmp_path / "no-chromium"))
+    with pytest.raises(png_mod.PngError) as err:
+        png_mod.save_png("<html></html>", tmp_path / "x.png")
+    message = str(err.value)
+    assert message.splitlines() == [message]
+    assert "no-chromium" in message and "ERMVIZ_CHROMIUM" in message
+    assert "apt-get install chromium" in message
+    assert list(tmp_path.iterdir()) == []  # no partial file
+
+
+def test_png_export_before_a_race_is_notified_not_raised():
+    from ermviz.app.page import Dashboard
+
+    notes: list[tuple[str, str]] = []
+    dash = Dashboard(DashboardModel(notifier=lambda level, msg: notes.append((level, msg))))
+    assert dash.png_download.callback() is None
+    assert notes == [("error", "PNG export: no figures to export yet: start a race first")]
+
+
+def test_the_export_tab_downloads_the_png_on_a_served_page(server: str, page) -> None:  # noqa: F811
+    _open(page, server + "?dataset=toy-2d&step_delay=0.001")
+    page.locator("button", has_text="Start").first.click()
+    _wait(
+        lambda: (s := _statuses(page)) and all(x["status"] != "running" for x in s),
+        60,
+        "the race to end",
+    )
+    page.get_by_text("Export", exact=True).first.click()
+    with page.expect_download(timeout=60_000) as info:
+        page.locator("button", has_text="Figures (PNG)").first.click()
+    data = Path(info.value.path()).read_bytes()
+    assert info.value.suggested_filename == "ermviz-figures.png"
+    width, height = _size(data)
+    assert width == png_mod.PNG_WIDTH and height > 700
+    assert page.locator(".notyf__message").all_inner_texts() == []
