@@ -47,11 +47,12 @@ def _svm_dual_optimum(cell) -> float:
     return float(prob.value)
 
 
-def _spawned_workers() -> set[int]:
-    """Pids of this process's Dask worker processes (multiprocessing spawn children; not
-    its resource tracker, which outlives every pool by design)."""
+def spawned_workers(pid: int | None = None) -> set[int]:
+    """Pids of the Dask worker processes of process ``pid`` (default: this one): its
+    multiprocessing spawn children, not its resource tracker, which outlives every pool by
+    design. Also used by tests/test_results_sweep_browser.py for the server's."""
     out = set()
-    for child in psutil.Process().children(recursive=True):
+    for child in psutil.Process(pid).children(recursive=True):
         try:
             if "spawn_main" in " ".join(child.cmdline()):
                 out.add(child.pid)
@@ -142,7 +143,7 @@ def test_small_sweep_stores_every_cell_and_shows_its_table(tmp_path, monkeypatch
 def test_a_session_closed_mid_sweep_cancels_it_and_leaves_nothing(tmp_path) -> None:
     messages: list[tuple[str, str]] = []
     m = _model(messages)
-    before = _spawned_workers()
+    before = spawned_workers()
     folder = m.begin_small_sweep()
     assert folder is not None and folder.is_dir()
     progress: list[int] = []
@@ -160,7 +161,7 @@ def test_a_session_closed_mid_sweep_cancels_it_and_leaves_nothing(tmp_path) -> N
     while not (progress and progress[-1] >= 1) and time.monotonic() < deadline:
         time.sleep(0.05)
     assert progress and progress[-1] >= 1, "no cell finished within 90 s"
-    workers = _spawned_workers() - before
+    workers = spawned_workers() - before
     assert workers, "the sweep's worker processes"
     m.shutdown()  # what the page's on_session_destroyed does
     t0 = time.monotonic()
@@ -171,9 +172,9 @@ def test_a_session_closed_mid_sweep_cancels_it_and_leaves_nothing(tmp_path) -> N
     assert progress[-1] < 12
     assert not folder.exists() and not folder.parent.exists()
     deadline = time.monotonic() + 10
-    while workers & _spawned_workers() and time.monotonic() < deadline:
+    while workers & spawned_workers() and time.monotonic() < deadline:
         time.sleep(0.2)
-    assert not workers & _spawned_workers(), "worker processes left behind"
+    assert not workers & spawned_workers(), "worker processes left behind"
     # A closed session starts no new sweep, not even one begun just before it closed.
     assert m.begin_small_sweep() is None
     with pytest.raises(SweepCancelled):

@@ -16,9 +16,9 @@ import time
 from collections.abc import Iterator
 from pathlib import Path
 
-import psutil
 import pytest
 from test_app_browser import ARTIFACTS, SERVER_PID, _open, _wait, page, server  # noqa: F401
+from test_results_sweep import spawned_workers
 
 from ermviz.app.results_model import SMALL_SWEEP
 from ermviz.sweep import load_config
@@ -80,15 +80,8 @@ def test_results_tab_runs_the_small_sweep_and_shows_its_table(server: str, page)
 
 
 def _workers(server_url: str) -> set[int]:
-    """Pids of the served dashboard's Dask worker processes (its spawn children)."""
-    out = set()
-    for child in psutil.Process(SERVER_PID[server_url]).children(recursive=True):
-        try:
-            if "spawn_main" in " ".join(child.cmdline()):
-                out.add(child.pid)
-        except psutil.NoSuchProcess:
-            pass
-    return out
+    """Pids of the served dashboard's Dask worker processes."""
+    return spawned_workers(SERVER_PID[server_url])
 
 
 def _summaries(tmp: Path) -> int | None:
