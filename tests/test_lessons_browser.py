@@ -130,7 +130,7 @@ def test_each_lesson_loads_by_link_and_keeps_its_promise(server: str, page, less
     _stop(page)
 
 
-def test_a_lesson_loads_by_click_and_the_url_shows_it(server: str, page) -> None:  # noqa: F811
+def test_every_lesson_loads_by_click_and_the_url_shows_it(server: str, page) -> None:  # noqa: F811
     lesson = get_lesson("zigzag-toy")
     _open(page, server + "?dataset=blobs")
     page.get_by_text("Lessons", exact=True).first.click()
@@ -145,6 +145,23 @@ def test_a_lesson_loads_by_click_and_the_url_shows_it(server: str, page) -> None
     assert query["run"] == lesson.fields["run"] and query["p.radius"] == ["3"]
     _race_keeps_its_promise(page, lesson)
     _stop(page)
+    # Every other lesson by its card too (its race is the one the link test checks): its
+    # tab, its dataset and its runs (method:step) in the URL.
+    for other in LESSONS:
+        if other is lesson or unavailable_reason(other, _ON_DISK) is not None:
+            continue
+        page.get_by_text("Lessons", exact=True).first.click()
+        page.locator("button", has_text=f"Load {other.name}").first.click()
+        _wait(
+            lambda o=other: (
+                _query(page).get("dataset") == [o.dataset]
+                and page.evaluate(ACTIVE_TAB_JS) == _TAB_TITLES[o.tab]
+            ),
+            30,
+            f"lesson {other.name} loaded by its card",
+        )
+        runs = [":".join(r.split(":")[:2]) for r in _query(page)["run"]]
+        assert runs == [":".join(r.split(":")[:2]) for r in other.fields["run"]], other.name
 
 
 def test_an_unknown_lesson_is_notified_with_the_known_ones(server: str, page) -> None:  # noqa: F811
