@@ -95,18 +95,10 @@ def html_to_png(page: str | bytes, width: int = PNG_WIDTH) -> bytes:
 
 
 def write_atomically(path: str | Path, data: bytes) -> Path:
-    """Write ``data`` to ``path`` through a temporary file in the same folder and
-    ``os.replace``: a reader sees the old file or the whole new one, never a part."""
-    path = Path(path)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    try:
-        with os.fdopen(fd, "wb") as fh:
-            fh.write(data)
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
-    return path
+    """Write ``data`` to ``path`` atomically (:func:`ermviz.io.write_bytes_atomic`)."""
+    from ermviz.io import write_bytes_atomic
+
+    return write_bytes_atomic(data, path)
 
 
 def save_png(page: str | bytes, path: str | Path, width: int = PNG_WIDTH) -> Path:
