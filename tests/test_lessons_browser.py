@@ -3,7 +3,8 @@
 Promises (issue 16): a page without a query opens on the first-click lesson, and within
 5 s of Start its faster run's certificate is at least 100x below the slower one's, which
 the race status then says in words; every lesson loads by its link (``?lesson=NAME``)
-and one by its card's Load button, shows its tab, and after Start keeps its declared
+and by its card's Load button (one after another on one page, each over the previous
+lesson's race just stopped), shows its tab, and after Start keeps its declared
 :class:`~ermviz.app.lessons.Promise` within the declared seconds (timed from the click,
 with the runs racing on this machine's cores); an unknown lesson is notified with the
 known names. The first lesson's finished race is saved as
@@ -174,3 +175,42 @@ def test_an_unknown_lesson_is_notified_with_the_known_ones(server: str, page) ->
     note = page.locator(".notyf__message", has_text="unknown lesson")
     note.first.wait_for(timeout=20_000)
     assert all(x.name in note.first.inner_text() for x in LESSONS)
+
+
+def _notes(pg) -> list[str]:
+    return [t.strip() for t in pg.locator(".notyf__message").all_inner_texts()]
+
+
+def test_every_lesson_loads_by_its_card(server: str, page) -> None:  # noqa: F811
+    """Each available lesson's Load button, one after another on one page (the card's
+    promise of curves is the link test's): its tab, its dataset and its runs
+    (method:step) in the URL."""
+    _open(page, server + "?dataset=blobs")
+    for lesson in LESSONS:
+        if unavailable_reason(lesson, _ON_DISK) is not None:
+            continue
+        page.get_by_text("Lessons", exact=True).first.click()
+        _wait(lambda: page.evaluate(ACTIVE_TAB_JS) == "Lessons", 15, "the Lessons tab")
+        t0 = time.monotonic()
+        page.locator("button", has_text=f"Load {lesson.name}").first.click()
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline:
+            if (
+                _query(page).get("dataset") == [lesson.dataset]
+                and page.evaluate(ACTIVE_TAB_JS) == _TAB_TITLES[lesson.tab]
+            ):
+                break
+            time.sleep(0.2)
+        else:
+            pytest.fail(
+                f"lesson {lesson.name} not loaded by its card after 30 s: tab "
+                f"{page.evaluate(ACTIVE_TAB_JS)!r}, query {_query(page)}, notes {_notes(page)}"
+            )
+        print(f"{lesson.name}: loaded by its card in {time.monotonic() - t0:.2f} s")
+        runs = [":".join(r.split(":")[:2]) for r in _query(page)["run"]]
+        assert runs == [":".join(r.split(":")[:2]) for r in lesson.fields["run"]], lesson.name
+        # Race a moment and stop (or let it end), as a visitor going through the gallery:
+        # the next card must load over a race that is still stopping.
+        page.locator("button", has_text="Start").first.click()
+        time.sleep(1.0)
+        _stop(page)

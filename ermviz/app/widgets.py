@@ -22,8 +22,23 @@ from ermviz.errors import SettingError
 from ermviz.settings import Setting
 
 
+def document_locked(doc: Any) -> bool:
+    """Whether Bokeh's lock on ``doc`` is held now (True outside a server: no lock).
+
+    Panel dispatches a click that arrives while one of its change events is still
+    pending through a coroutine, outside the document lock; a callback there that
+    changes Bokeh models directly (the streamer's sources) fails in Bokeh with
+    "_pending_writes should be non-None" (seen: a lesson's Load right after a Stop).
+    """
+    session = getattr(getattr(doc, "session_context", None), "_session", None)
+    return session is None or getattr(session, "_pending_writes", None) is not None
+
+
 def guard(model: DashboardModel, what: str) -> Callable:
-    """Decorator: run a callback, turning any exception into a notification."""
+    """Decorator: run a callback, turning any exception into a notification.
+
+    A synchronous callback that Panel runs outside the document lock is run again on
+    the next tick of the event loop, under the lock (see :func:`document_locked`)."""
 
     def wrap(fn: Callable) -> Callable:
         if inspect.iscoroutinefunction(fn):
@@ -40,6 +55,10 @@ def guard(model: DashboardModel, what: str) -> Callable:
 
         @functools.wraps(fn)
         def wrapper(*args: Any, **kwargs: Any) -> Any:
+            doc = pn.state.curdoc
+            if doc is not None and not document_locked(doc):
+                doc.add_next_tick_callback(functools.partial(wrapper, *args, **kwargs))
+                return None
             try:
                 return fn(*args, **kwargs)
             except Exception as exc:
