@@ -62,7 +62,12 @@ def build_parser() -> argparse.ArgumentParser:
     )
     r.add_argument("--C", type=_float, help="svm-dual: penalty C > 0 (shorthand for --set C=)")
     r.add_argument(
-        "--radius", type=_float, help="logreg-l1: l1 radius > 0 (shorthand for --set radius=)"
+        "--radius",
+        type=_float,
+        help=(
+            "logreg-l1, least-squares, matrix-completion: radius > 0 of the l1 / l2 / "
+            "nuclear-norm ball (K-sparse: tau; shorthand for --set radius=)"
+        ),
     )
     r.add_argument("--tol", type=_float, default=1e-6, help="stop at certificate <= tol")
     r.add_argument(

@@ -2,9 +2,11 @@
 
 Plain numpy, no plotting library: a problem whose feasible set can be drawn returns a
 :class:`Geometry` from :meth:`ermviz.base.Problem.teaching_geometry` (the unit simplex of
-3 or 4 points: :func:`simplex_geometry`; the l1 ball of R^2: :func:`l1_ball_geometry`),
-and the dashboard's teaching view draws it, projects iterates into it and contours the
-objective over it.
+3 or 4 points: :func:`simplex_geometry`; the l1 ball of R^2: :func:`l1_ball_geometry`;
+the l2 ball of R^2, a disc: :func:`l2_ball_geometry`; the box ``[lo, hi]^2``:
+:func:`box_geometry`), and the dashboard's teaching view draws it, projects iterates into
+it and contours the objective over it. A disc has no finite set of atoms: it is drawn by
+its boundary (a fine polygon) and no active set is ever marked on it.
 """
 
 from __future__ import annotations
@@ -19,6 +21,10 @@ _TRIANGLE = np.array([[0.0, 0.0], [1.0, 0.0], [0.5, math.sqrt(3.0) / 2.0]])
 # The tetrahedron seen from above its 4th vertex: that vertex is drawn inside the base
 # triangle (slightly off the centroid so that no two edges overlap).
 _TETRAHEDRON = np.vstack([_TRIANGLE, [[0.54, 0.34]]])
+#: Kinds drawn in Cartesian coordinates (an iterate's first two coordinates).
+CARTESIAN_KINDS = ("diamond", "disc", "box")
+#: Points of the polygon that draws the disc's circle.
+DISC_POINTS = 128
 
 
 @dataclass
@@ -27,16 +33,27 @@ class Geometry:
 
     Attributes
     ----------
-    kind : {"triangle", "tetrahedron", "diamond"}
-        The feasible set: the simplex of 3 points, of 4 points, or the l1 ball of R^2.
+    kind : {"triangle", "tetrahedron", "diamond", "disc", "box"}
+        The feasible set: the simplex of 3 points, of 4 points, the l1 ball of R^2, the
+        l2 ball of R^2 or the box ``[lo, hi]^2``.
     atoms : ndarray of shape (n_atoms, 2)
         Where each atom (vertex) of the feasible set is drawn; atom order is the solver's
-        (simplex: ``e_i``; l1 ball: ``2j = +r e_j``, ``2j+1 = -r e_j``).
+        (simplex: ``e_i``; l1 ball: ``2j = +r e_j``, ``2j+1 = -r e_j``; box: ``(lo, lo)``,
+        ``(hi, lo)``, ``(hi, hi)``, ``(lo, hi)``; disc: none, shape (0, 2)).
     atom_labels : list of str
     edges : list of (int, int)
         Pairs of atoms joined by an edge of the drawing.
     outline : list of int
         Atoms around the drawn region, in order (the polygon to fill).
+    radius : float
+        The radius of the l1 ball or of the disc.
+    faces : list of (int, int, int)
+        Tetrahedron: the faces through vertex 4, seen from above it.
+    boundary : ndarray of shape (m, 2), optional
+        The drawn boundary when no polygon of atoms is (the disc's circle); see
+        :meth:`outline_xy`.
+    lo, hi : float
+        The box's bounds.
     """
 
     kind: str
@@ -46,16 +63,36 @@ class Geometry:
     outline: list[int]
     radius: float = 1.0
     faces: list[tuple[int, int, int]] = field(default_factory=list)
+    boundary: np.ndarray | None = None
+    lo: float = -1.0
+    hi: float = 1.0
+
+    @property
+    def cartesian(self) -> bool:
+        """Whether the plane's coordinates are an iterate's own (the l1 ball, the disc,
+        the box), not barycentric (the simplex)."""
+        return self.kind in CARTESIAN_KINDS
+
+    def outline_xy(self) -> np.ndarray:
+        """The closed polygon (m + 1, 2) drawn as the set's boundary."""
+        pts = self.boundary if self.boundary is not None else self.atoms[self.outline]
+        return np.vstack([pts, pts[:1]])
+
+    def extent(self) -> tuple[np.ndarray, np.ndarray]:
+        """``(lo, hi)``: the corners of the drawing's bounding box."""
+        pts = np.vstack([self.atoms, self.outline_xy()])
+        return pts.min(axis=0), pts.max(axis=0)
 
     def project(self, X: np.ndarray) -> np.ndarray:
         """Plane coordinates (k, 2) of iterates ``X`` (k, dim)."""
         X = np.atleast_2d(np.asarray(X, dtype=float))
-        if self.kind == "diamond":
+        if self.cartesian:
             return X[:, :2].copy()
         return X @ self.atoms
 
     def active_atoms(self, weights: np.ndarray, tol: float = 1e-12) -> np.ndarray:
-        """Indices of atoms with positive weight (the active set)."""
+        """Indices of atoms with positive weight (the active set); empty when ``weights``
+        does not hold one weight per atom (e.g. the disc's empty array)."""
         weights = np.asarray(weights, dtype=float).ravel()
         if weights.size != self.atoms.shape[0]:
             return np.zeros(0, dtype=np.int64)
@@ -73,11 +110,10 @@ class Geometry:
         covers the whole drawing. Triangle: barycentric coordinates of each grid point.
         Tetrahedron: each point of the outer triangle lies on one of the three faces
         through vertex 4 (the faces seen from above it); the objective is evaluated
-        there. Diamond: Cartesian coordinates.
+        there. Diamond, disc, box: Cartesian coordinates.
         """
         if window is None:
-            lo = self.atoms.min(axis=0)
-            hi = self.atoms.max(axis=0)
+            lo, hi = self.extent()
             pad = 0.02 * (hi - lo)
             window = (lo[0] - pad[0], hi[0] + pad[0], lo[1] - pad[1], hi[1] + pad[1])
         xs = np.linspace(window[0], window[1], resolution)
@@ -94,6 +130,11 @@ class Geometry:
         """The feasible point drawn at ``xy`` (None outside the drawing)."""
         if self.kind == "diamond":
             return xy.copy() if abs(xy[0]) + abs(xy[1]) <= self.radius else None
+        if self.kind == "disc":
+            return xy.copy() if xy[0] * xy[0] + xy[1] * xy[1] <= self.radius**2 else None
+        if self.kind == "box":
+            inside = self.lo <= xy[0] <= self.hi and self.lo <= xy[1] <= self.hi
+            return xy.copy() if inside else None
         faces = self.faces or [(0, 1, 2)]
         for face in faces:
             bary = _barycentric(xy, self.atoms[list(face)])
@@ -146,6 +187,42 @@ def l1_ball_geometry(p: int, radius: float) -> Geometry | None:
         [(0, 2), (2, 1), (1, 3), (3, 0)],
         [0, 2, 1, 3],
         radius=r,
+    )
+
+
+def l2_ball_geometry(p: int, radius: float) -> Geometry | None:
+    """The l2 ball of radius ``radius`` in R^2 (a disc, drawn as a polygon of
+    :data:`DISC_POINTS` points); None unless ``p`` = 2. It has no atoms: no active set."""
+    if p != 2:
+        return None
+    r = float(radius)
+    t = np.linspace(0.0, 2.0 * math.pi, DISC_POINTS, endpoint=False)
+    return Geometry(
+        "disc",
+        np.zeros((0, 2)),
+        [],
+        [],
+        [],
+        radius=r,
+        boundary=r * np.column_stack([np.cos(t), np.sin(t)]),
+    )
+
+
+def box_geometry(p: int, lo: float, hi: float) -> Geometry | None:
+    """The box ``[lo, hi]^2``, its 4 corners the atoms in the solver's order ``(lo, lo)``,
+    ``(hi, lo)``, ``(hi, hi)``, ``(lo, hi)``; None unless ``p`` = 2."""
+    if p != 2:
+        return None
+    a, b = float(lo), float(hi)
+    atoms = np.array([[a, a], [b, a], [b, b], [a, b]])
+    return Geometry(
+        "box",
+        atoms,
+        [f"({x:g}, {y:g})" for x, y in atoms],
+        [(0, 1), (1, 2), (2, 3), (3, 0)],
+        [0, 1, 2, 3],
+        lo=a,
+        hi=b,
     )
 
 

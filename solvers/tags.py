@@ -22,6 +22,9 @@ STEP_SGD = 7  # stochastic gradient step
 STEP_SMO = 8  # two-coordinate (SMO) step
 STEP_NEWTON = 9  # interior-point (Newton) iteration
 STEP_PROJECTED = 10  # projected-gradient step
+STEP_LOCAL = 11  # BPCG local pairwise step between two active atoms
+STEP_LAZY = 12  # step toward (or pairwise with) an active atom chosen without an LMO call
+STEP_BOOSTED = 13  # Boosted FW step along the gradient-pursuit direction
 
 STEP_NAMES = {
     STEP_NONE: "none",
@@ -35,6 +38,9 @@ STEP_NAMES = {
     STEP_SMO: "smo",
     STEP_NEWTON: "newton",
     STEP_PROJECTED: "projected",
+    STEP_LOCAL: "local",
+    STEP_LAZY: "lazy",
+    STEP_BOOSTED: "boosted",
 }
 
 # Kernel status: why a kernel returned before its row budget ran out.

@@ -70,6 +70,10 @@ def test_add_duplicate_remove_and_settings_from_declarations():
     assert [s.name for s in spec.declared()] == [
         "refresh_every",
         "gram_cache_mb",
+        "lazy",
+        "lazy_K",
+        "lmo_tol",
+        "max_lmo_iters",
         "armijo_delta",
         "armijo_c",
         "max_trials",
@@ -535,7 +539,15 @@ def test_dashboard_views_build_start_and_export_without_a_server():
     dash = Dashboard(m)
     assert dash._problem_widgets["C"].value == 1000.0
     m.dataset = "toy-2d"  # preset: another problem, its own setting widgets and values
-    assert set(dash._problem_widgets) == {"radius", "intercept", "start"}
+    assert set(dash._problem_widgets) == {
+        "radius",
+        "intercept",
+        "start",
+        "constraint",
+        "lo",
+        "hi",
+        "K",
+    }
     assert dash._problem_widgets["radius"].value == 3.0
     m.dataset = "toy-simplex-4"
     assert dash.teaching_plot is not None  # preview of the tetrahedron before Start

@@ -154,3 +154,16 @@ def test_race_summary_says_who_reached_what_and_where_the_others_are() -> None:
         "no run reached tol 1e-08; FW exact at 5.0e-01 after 1 s, stopped"
     )
     assert race_summary([{"label": "FW exact", "status": "error"}], tol=1e-8) == ""
+
+
+def test_race_summary_counts_the_lmo_calls_of_runs_that_record_them() -> None:
+    runs = [
+        {"label": "PFW exact", "status": "converged", "iteration": 404, "time_s": 0.06,
+         "certificate": 9.8e-9},
+        {"label": "PFW exact lazy=True", "status": "converged", "iteration": 480,
+         "time_s": 0.05, "certificate": 2.5e-9, "lmo_calls": 32.0},
+    ]  # fmt: skip
+    assert race_summary(runs, tol=1e-8) == (
+        "PFW exact lazy=True reached 2.5e-09 at iteration 480 (0.05 s, 32 LMO calls); "
+        "PFW exact reached 9.8e-09 at iteration 404 (0.06 s)"
+    )

@@ -214,3 +214,27 @@ def test_every_lesson_loads_by_its_card(server: str, page) -> None:  # noqa: F81
         page.locator("button", has_text="Start").first.click()
         time.sleep(1.0)
         _stop(page)
+
+
+def test_bpcg_and_a_lazy_run_race_pfw_and_the_summary_counts_lmo_calls(server: str, page) -> None:  # noqa: F811
+    """Issue 17: BPCG against PFW and a lazified PFW, in the served dashboard."""
+    lesson = get_lesson("bpcg-lazy-a1a")
+    if unavailable_reason(lesson, _ON_DISK) is not None:
+        pytest.fail("a1a is a catalog file the test machine has (ERMVIZ_DATA)")
+    _open(page, f"{server}?lesson={lesson.name}")
+    page.locator("button", has_text="Start").first.click()
+    race = page.locator(".race-status-text").first
+    _wait(lambda: race.get_attribute("data-status") == "finished", 120, "the race to end")
+    statuses = {s["label"]: s["status"] for s in _statuses(page)}
+    assert statuses == dict.fromkeys(
+        ["PFW exact", "BPCG exact", "PFW exact lazy=True"], "converged"
+    ), statuses
+    summary = page.locator(".race-summary").first
+    _wait(lambda: "LMO calls" in summary.inner_text(), 10, "the LMO calls in the summary")
+    text = summary.inner_text()
+    # BPCG and the lazy run record their LMO calls; the lazy run makes fewer than steps.
+    lazy = text.split("PFW exact lazy=True reached")[1].split(";")[0]
+    iterations = int(lazy.split("at iteration ")[1].split(" ")[0])
+    calls = int(lazy.split(", ")[-1].split(" LMO")[0])
+    assert calls < iterations / 2, text
+    assert "BPCG exact reached" in text and text.count("LMO calls") == 2, text

@@ -31,12 +31,31 @@ from bokeh.models import (
 from bokeh.palettes import Blues256, linear_palette
 from bokeh.plotting import figure
 from bokeh.plotting.contour import contour_data
-from bokeh.transform import transform
+from bokeh.transform import factor_mark, transform
 
 from ermviz.app.streaming import Geometry, RunSources
 
 #: Step types that can be marked on the certificate plots, with their marker.
-STEP_MARKERS = {"away": "triangle", "pairwise": "diamond", "drop": "x"}
+STEP_MARKERS = {
+    "away": "triangle",
+    "pairwise": "diamond",
+    "drop": "x",
+    "lazy": "square",
+    "local": "hex",
+    "boosted": "star",
+}
+#: Markers of the teaching view's path points, by the step taken from the point (any
+#: other tag, e.g. fw or none, is a circle).
+PATH_MARKERS = {"fw": "circle", "none": "circle", **STEP_MARKERS}
+#: What each marked step type is, for the legend of the step markers.
+STEP_LABELS = {
+    "away": "away step",
+    "pairwise": "pairwise step",
+    "drop": "drop step (atom removed)",
+    "lazy": "lazy step (active atom, no LMO call)",
+    "local": "local step (BPCG, between active atoms)",
+    "boosted": "boosted step",
+}
 #: Height of each live plot (pixels).
 PLOT_HEIGHT = 290
 #: Line alpha of a kept reference race's curves (the live ones are opaque).
@@ -83,10 +102,14 @@ def _mirror_visible(renderers: list, attr: str, old: bool, new: bool) -> None:
             r.visible = new
 
 
-def _legend_proxy(fig, empty: ColumnDataSource, targets: list, **line: Any):
-    """A line on the constant ``empty`` source for a legend entry; hiding it (a click on
-    the entry) hides ``targets`` too, in the browser and on the server."""
-    proxy = fig.line("x", "y", source=empty, **line)
+def _legend_proxy(fig, empty: ColumnDataSource, targets: list, marker: str = "", **line: Any):
+    """A line (a ``marker``, when given) on the constant ``empty`` source for a legend
+    entry; hiding it (a click on the entry) hides ``targets`` too, in the browser and on
+    the server."""
+    if marker:
+        proxy = fig.scatter("x", "y", source=empty, marker=marker, **line)
+    else:
+        proxy = fig.line("x", "y", source=empty, **line)
     # The targets go by id, not as CustomJS args: a legend rebuilds its items (new
     # canvases and DOM nodes) on every change of any model its items reach, and args
     # holding the lines reach their streaming sources, i.e. it rebuilt on each
@@ -111,8 +134,9 @@ def _legend_proxy(fig, empty: ColumnDataSource, targets: list, **line: Any):
 class TracePlots:
     """The five live plots of a race, one line per run in the run's colour.
 
-    1. certificate vs iteration + 1 (log y), with away / pairwise / drop steps marked on
-       demand; 2. certificate vs solver time (wall ``time_s`` or thread ``cpu_s``);
+    1. certificate vs iteration + 1 (log y), with the steps of :data:`STEP_MARKERS` (away,
+       pairwise, drop, lazy, local, boosted) marked on demand, their legend in plot 2;
+    2. certificate vs solver time (wall ``time_s`` or thread ``cpu_s``);
     3. suboptimality: objective minus the best objective seen by any run (computed in the
        browser, so it follows the best value as it improves); 4. step size; 5. active-set
        size. Iteration plots share their x range; hover shows the run and the values;
@@ -211,6 +235,7 @@ class TracePlots:
         # One NaN point: nothing is drawn, but the legend has a row to draw its icon from.
         empty = ColumnDataSource({"x": [np.nan], "y": [np.nan]})
         self.renderers: list[list] = []
+        markers: dict[str, list] = {step: [] for step in STEP_MARKERS}
         hover_lines: list[list] = [[] for _ in self.figures]
         # Kept races first, so the live lines are drawn over them; each has its own
         # legend entry (after the live ones) and the suboptimality its race showed.
@@ -249,7 +274,7 @@ class TracePlots:
                 hover_lines[f].append(r)
                 if show_steps and f < 2:
                     for step, marker in STEP_MARKERS.items():
-                        mine.append(
+                        markers[step].append(
                             fig.scatter(
                                 x,
                                 "certificate",
@@ -262,6 +287,7 @@ class TracePlots:
                                 fill_alpha=0.5,
                             )
                         )
+                        mine.append(markers[step][-1])
             proxy = _legend_proxy(self.figures[0], empty, mine, color=color, line_width=2)
             self.proxies.append(proxy)
             self.items.append(LegendItem(label=value(label), renderers=[proxy]))
@@ -283,6 +309,25 @@ class TracePlots:
             if lines:
                 fig.add_tools(HoverTool(renderers=lines, tooltips=tip, formatters=hover_fmt))
         self.legend = _legend(self.figures[0], [])
+        # Which marker is which step (e.g. which steps were lazy), in the second plot; a
+        # click on an entry hides that step's markers of every run.
+        self.step_items: list[LegendItem] = []
+        if show_steps and series:
+            for step, marker in STEP_MARKERS.items():
+                proxy = _legend_proxy(
+                    self.figures[1],
+                    empty,
+                    markers[step],
+                    marker=marker,
+                    size=7,
+                    line_color="#444444",
+                    fill_color="#444444" if marker != "x" else None,
+                    fill_alpha=0.5,
+                )
+                self.step_items.append(
+                    LegendItem(label=value(STEP_LABELS[step]), renderers=[proxy])
+                )
+            _legend(self.figures[1], self.step_items)
         self.show([entry[0] for entry in series])
 
     @property
@@ -334,13 +379,18 @@ class TeachingPlot:
 
     Triangle: the SVM dual on 3 points, in barycentric coordinates. Tetrahedron: the dual
     on 4 points seen from above vertex e4 (contours on the three faces through e4).
-    Diamond: the l1 ball of R^2 for l1-constrained logistic regression.
+    Diamond: the l1 ball of R^2 for l1-constrained logistic regression. Disc: the l2 ball
+    of R^2 (no atoms, so no active set is drawn). Box: ``[lo, hi]^2``, its 4 corners the
+    atoms. The last three are drawn in the iterates' own coordinates, with axes.
     """
 
+    #: Title by geometry kind, formatted with ``r`` (radius), ``lo`` and ``hi`` (box).
     TITLES: ClassVar[dict[str, str]] = {
         "triangle": "SVM dual on 3 points: the simplex is a triangle",
         "tetrahedron": "SVM dual on 4 points: the tetrahedron seen from above e4",
         "diamond": "l1-constrained logistic regression: the l1 ball of radius {r:g}",
+        "disc": "logistic regression over the l2 disc of radius {r:g}: a strongly convex set",
+        "box": "logistic regression over the box [{lo:g}, {hi:g}]^2",
     }
     #: Seconds between two recomputations of the zoom's contours during a race.
     ZOOM_REFINE_PERIOD = 1.0
@@ -358,7 +408,7 @@ class TeachingPlot:
         self.sources = list(sources or [])
         xs, ys, Z = geometry.objective_grid(problem)
         self.levels = contour_levels(Z)
-        title = self.TITLES[geometry.kind].format(r=geometry.radius)
+        title = self.TITLES[geometry.kind].format(r=geometry.radius, lo=geometry.lo, hi=geometry.hi)
         self.main, _ = self._figure(title, (xs, ys, Z), snapshot, width=560)
         self.zoom = None
         self.zoom_contour = None
@@ -388,7 +438,7 @@ class TeachingPlot:
             **ranges,
         )
         fig.grid.visible = False
-        if g.kind != "diamond":
+        if not g.cartesian:
             fig.axis.visible = False
         contour = None
         if self.levels.size >= 3:
@@ -402,7 +452,7 @@ class TeachingPlot:
                 line_alpha=0.6,
                 line_width=1,
             )
-        outline = g.atoms[g.outline + g.outline[:1]]
+        outline = g.outline_xy()
         fig.line(outline[:, 0], outline[:, 1], color="black", line_width=2)
         for i, j in g.edges:
             a, b = g.atoms[i], g.atoms[j]
@@ -428,7 +478,15 @@ class TeachingPlot:
                 current = ColumnDataSource(dict(current.data))
                 active = ColumnDataSource(dict(active.data))
             r_line = fig.line("x", "y", source=path, color=color, line_width=2, line_alpha=0.8)
-            r_pts = fig.scatter("x", "y", source=path, color=color, size=4 if not zoom else 6)
+            # Each point's marker says the step taken from it (lazy, local, away, ...).
+            r_pts = fig.scatter(
+                "x",
+                "y",
+                source=path,
+                color=color,
+                size=5 if not zoom else 8,
+                marker=factor_mark("step", list(PATH_MARKERS.values()), list(PATH_MARKERS)),
+            )
             r_cur = fig.scatter("x", "y", source=current, color=color, size=12, line_color="black")
             r_act = fig.scatter(
                 "x",
@@ -444,7 +502,11 @@ class TeachingPlot:
             fig.add_tools(
                 HoverTool(
                     renderers=[r_pts],
-                    tooltips=[("run", src.slot.label), ("iteration", "@iteration")],
+                    tooltips=[
+                        ("run", src.slot.label),
+                        ("iteration", "@iteration"),
+                        ("step from here", "@step"),
+                    ],
                 )
             )
         if items:
@@ -465,7 +527,8 @@ class TeachingPlot:
             return None
         P = np.vstack(pts)
         lo, hi = P.min(axis=0), P.max(axis=0)
-        full = float(np.ptp(self.geometry.atoms, axis=0).max())
+        lo_all, hi_all = self.geometry.extent()
+        full = float((hi_all - lo_all).max())
         half = max(float((hi - lo).max()) * 0.65, 0.01 * full)
         cx, cy = (lo + hi) / 2.0
         return (cx - half, cx + half, cy - half, cy + half)

@@ -201,6 +201,10 @@ def geometry_for(problem: Problem | None) -> Geometry | None:
 # Sources and the pull
 
 
+def _empty_path() -> dict[str, list]:
+    return {"x": [], "y": [], "iteration": [], "step": []}
+
+
 class RunSources:
     """The Bokeh sources of one place in the race: its run's thinned trace and its
     teaching-view path, current iterate and active-set vertices.
@@ -216,7 +220,7 @@ class RunSources:
         self.slot: Slot | None = None
         self.geometry: Geometry | None = None
         self.trace = ColumnDataSource(_empty_trace(), name=f"idle:trace-{index}")
-        self.path = ColumnDataSource({"x": [], "y": [], "iteration": []}, name=f"idle:path-{index}")
+        self.path = ColumnDataSource(_empty_path(), name=f"idle:path-{index}")
         #: The trace column streamed as ``work`` (and ``w1`` = work + 1, for log axes): the
         #: x of the iteration plots when the user picks a work counter (iteration if the
         #: run does not record it).
@@ -236,6 +240,8 @@ class RunSources:
         self.seq = 0  # next trace seq to read
         self.last_bin = -1.0
         self.iterates_seen = 0
+        #: Step tag of each iteration read so far (teaching view: marks on the path).
+        self.step_of: dict[int, str] = {}
         self.active_key: tuple[int, ...] | None = None
         self.best_objective = math.inf
         self.sent = 0  # rows streamed so far
@@ -250,7 +256,7 @@ class RunSources:
             ("trace", self.trace, _empty_trace),
             ("objective", self.objective, _empty_objective),
             ("band", self.band, _empty_band),
-            ("path", self.path, lambda: {"x": [], "y": [], "iteration": []}),
+            ("path", self.path, _empty_path),
             ("current", self.current, lambda: {"x": [], "y": []}),
             ("active", self.active, lambda: {"x": [], "y": [], "weight": []}),
         ):
@@ -300,6 +306,11 @@ class RunSources:
             sent = idx.size
             self.sent += sent
         if self.geometry is not None and run.keep_iterates:
+            if seq.size:
+                # Every row, not the thinned ones: a path point shows the step taken from it.
+                tags = rows["step_type"].tolist()
+                for k, c in zip(rows["iteration"].tolist(), tags, strict=True):
+                    self.step_of[int(k)] = STEP_NAMES.get(int(c), "none")
             self._pull_iterates()
         return sent
 
@@ -315,11 +326,21 @@ class RunSources:
 
     def _pull_iterates(self) -> None:
         its, X, W = self.slot.run.iterates()
+        if self.step_of and self.slot.active:
+            # An iterate whose trace row (its step tag) is not read yet waits a pull.
+            end = int(np.searchsorted(its, max(self.step_of), side="right"))
+            its, X, W = its[:end], X[:end], W[:end]
         if its.size <= self.iterates_seen:
             return
         xy = self.geometry.project(X[self.iterates_seen :])
+        new_its = its[self.iterates_seen :]
         self.path.stream(
-            {"x": xy[:, 0], "y": xy[:, 1], "iteration": its[self.iterates_seen :].astype(float)},
+            {
+                "x": xy[:, 0],
+                "y": xy[:, 1],
+                "iteration": new_its.astype(float),
+                "step": [self.step_of.get(int(k), "none") for k in new_its],
+            },
             rollover=None,
         )
         self.iterates_seen = its.size

@@ -2,11 +2,11 @@
 a classifier's decision boundary in the plane.
 
 Before a race it previews the configured problem when it can be drawn (3 or 4 points for
-the SVM dual, 2 features for l1-constrained logistic regression, in teaching mode; LS-SVM
-classification on 2 features, always; tested cheaply first, so no large dataset is loaded
-just to find out); during a race it shows each run's iterates growing live
-(:class:`~ermviz.app.figures.TeachingPlot`) or each run's decision boundary forming
-(:class:`~ermviz.app.boundary.BoundaryPlot`).
+the SVM dual, 2 features for logistic regression over the l1 ball, the l2 ball or a
+box, in teaching mode; LS-SVM classification on 2 features, always; tested cheaply
+first, so no large dataset is loaded just to find out); during a race it shows each run's
+iterates growing live (:class:`~ermviz.app.figures.TeachingPlot`) or each run's decision
+boundary forming (:class:`~ermviz.app.boundary.BoundaryPlot`).
 
 :class:`TeachingView` is a part of :class:`~ermviz.app.page.Dashboard`: it builds the
 ``teaching`` layout on the dashboard, which watches the model and calls its methods.
@@ -62,13 +62,19 @@ class TeachingView:
             "objective; rings mark the vertices in each run's current active set. Vanilla FW "
             "can only move toward a vertex, so near a face it zig-zags; away steps (AFW) and "
             "pairwise steps (PFW) move weight off bad vertices and go straight in. The right "
-            "plot zooms on the recent iterates."
+            "plot zooms on the recent iterates. A disc (the l2 ball) has no vertices, so no "
+            "active set is drawn on it; FW goes fast there, the set being strongly convex. "
+            "Each point's marker is the step taken from it: a circle for a FW step, a "
+            "triangle away, a diamond pairwise, an x a drop, a square lazy (an active vertex, "
+            "no LMO call), a hexagon a BPCG local step, a star boosted (hover for its name; "
+            "the Race tab's step marks have a legend)."
         )
         if live:
             return base
         return (
             base + "\n\nPick `toy-simplex-3` (triangle), `toy-simplex-4` (tetrahedron) or "
-            "`toy-2d` (l1 diamond): teaching mode turns on; then press Start."
+            "`toy-2d` (l1 diamond; with constraint l2: a disc, with constraint box: the "
+            "box [lo, hi]^2): teaching mode turns on; then press Start."
         )
 
     def _show_teaching(self, plot: TeachingPlot | BoundaryPlot | None, live: bool) -> None:

@@ -20,6 +20,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from ermviz.data.dataset import Dataset, _make_dataset
+from ermviz.data.lowrank import make_lowrank_ratings_xy
 from ermviz.errors import DataError
 
 
@@ -290,6 +291,15 @@ _BUNDLED: dict[str, _Bundled] = {
     ),
     "toy-simplex-4": _Bundled(
         "binary", 4, 2, "Four points: the SVM dual is a tetrahedron (seed).", _make_toy_simplex_4
+    ),
+    "lowrank-ratings": _Bundled(
+        "regression",
+        2453,
+        2,
+        "Synthetic ratings: a rank-3 100 x 80 matrix plus noise, 30% of its entries "
+        "observed, as (row, col) -> value triplets for matrix-completion (m, n, rank, "
+        "density, noise, seed).",
+        make_lowrank_ratings_xy,
     ),
     "sk-diabetes": _Bundled(
         "regression",

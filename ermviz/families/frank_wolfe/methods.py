@@ -1,8 +1,10 @@
-"""The Frank-Wolfe family's methods (FW, away-step FW, pairwise FW) and step rules.
+"""The Frank-Wolfe family's methods and step rules.
 
-The numerics are in :mod:`solvers.fw`; this module packs a problem's arrays in the
-layout the kernels want, owns the state arrays and the record buffer, and declares the
-methods and step rules.
+FW, away-step FW and pairwise FW on the simplex (``svm-dual``) and the l1 ball
+(``logreg-l1``) run in :mod:`solvers.fw`'s kernels; this module packs a problem's arrays
+in the layout those kernels want, owns the state arrays and the record buffer, and
+declares every method of the family. BPCG, boosted FW, DICG, the lazified variants and
+every method on the other sets run in :mod:`.variants` (:mod:`solvers.fw_variants`).
 """
 
 from __future__ import annotations
@@ -13,7 +15,19 @@ import numpy as np
 import scipy.sparse as sp
 
 from ermviz.base import MethodSpec, Problem, Solver, StepRuleSpec
-from ermviz.families.frank_wolfe.problems import LogregL1, SvmDual
+from ermviz.errors import SettingError
+from ermviz.families.frank_wolfe.completion import (
+    NUCLEAR_SETTINGS,
+    MatrixCompletion,
+    NuclearFWSolver,
+)
+from ermviz.families.frank_wolfe.problems import LeastSquares, LogregL1, SvmDual
+from ermviz.families.frank_wolfe.variants import (
+    BOOST_SETTINGS,
+    LAZY_SETTINGS,
+    VariantsSolver,
+    uses_variants_kernel,
+)
 from ermviz.settings import Setting
 from solvers import fw, steps
 from solvers.gram_cache import new_gram_cache
@@ -271,22 +285,34 @@ class FrankWolfeSolver(Solver):
 
 def _factory(method: str):
     def build(problem: Problem, step: str, settings: dict[str, Any], tol: float) -> Solver:
+        if isinstance(problem, MatrixCompletion):
+            if settings.get("lazy", False):
+                raise SettingError(f"{method} on matrix-completion is not lazified: drop lazy")
+            return NuclearFWSolver(problem, method, step, settings, tol)
+        if uses_variants_kernel(problem, method, settings):
+            return VariantsSolver(problem, method, step, settings, tol)
         return FrankWolfeSolver(problem, method, step, settings, tol)
 
     return build
 
 
 _FW_RULES = tuple(STEP_RULES)
-_FW_PROBLEMS = (SvmDual.name, LogregL1.name)
+_FW_PROBLEMS = (SvmDual.name, LogregL1.name, LeastSquares.name)
+#: FW, AFW, PFW and BPCG also complete matrices over a nuclear-norm ball.
+_NUC_PROBLEMS = (*_FW_PROBLEMS, MatrixCompletion.name)
+#: The nuclear-norm LMO's settings, not already declared by the vector kernels.
+_NUC_ONLY = tuple(s for s in NUCLEAR_SETTINGS if s.name != "refresh_every")
+#: AFW and PFW: their kernels' settings plus lazification.
+_AS_SETTINGS = (*FW_METHOD_SETTINGS, *LAZY_SETTINGS, *_NUC_ONLY)
 
 METHODS: dict[str, MethodSpec] = {
     "fw": MethodSpec(
         "fw",
         "Frank-Wolfe (conditional gradient)",
         "frank-wolfe",
-        _FW_PROBLEMS,
+        _NUC_PROBLEMS,
         _FW_RULES,
-        FW_METHOD_SETTINGS,
+        (*FW_METHOD_SETTINGS, *_NUC_ONLY),
         "Frank & Wolfe 1956; Jaggi 2013",
         _factory("fw"),
         default_step="exact",
@@ -295,10 +321,10 @@ METHODS: dict[str, MethodSpec] = {
         "afw",
         "away-step Frank-Wolfe",
         "frank-wolfe",
-        _FW_PROBLEMS,
+        _NUC_PROBLEMS,
         _FW_RULES,
-        FW_METHOD_SETTINGS,
-        "Guelat & Marcotte 1986; Lacoste-Julien & Jaggi 2015",
+        _AS_SETTINGS,
+        "Guelat & Marcotte 1986; Lacoste-Julien & Jaggi 2015; lazy: Braun, Pokutta & Zink 2017",
         _factory("afw"),
         default_step="exact",
     ),
@@ -306,11 +332,44 @@ METHODS: dict[str, MethodSpec] = {
         "pfw",
         "pairwise Frank-Wolfe",
         "frank-wolfe",
+        _NUC_PROBLEMS,
+        _FW_RULES,
+        _AS_SETTINGS,
+        "Lacoste-Julien & Jaggi 2015; lazy: Braun, Pokutta & Zink 2017",
+        _factory("pfw"),
+        default_step="exact",
+    ),
+    "bpcg": MethodSpec(
+        "bpcg",
+        "blended pairwise conditional gradients (BPCG)",
+        "frank-wolfe",
+        _NUC_PROBLEMS,
+        _FW_RULES,
+        (*FW_SETTINGS, *LAZY_SETTINGS, *_NUC_ONLY),
+        "Tsuji, Tanaka & Pokutta 2022 (ICML)",
+        _factory("bpcg"),
+        default_step="exact",
+    ),
+    "boosted": MethodSpec(
+        "boosted",
+        "boosted Frank-Wolfe (gradient pursuit)",
+        "frank-wolfe",
         _FW_PROBLEMS,
         _FW_RULES,
-        FW_METHOD_SETTINGS,
-        "Lacoste-Julien & Jaggi 2015",
-        _factory("pfw"),
+        (*FW_SETTINGS, *BOOST_SETTINGS),
+        "Combettes & Pokutta 2020 (ICML)",
+        _factory("boosted"),
+        default_step="exact",
+    ),
+    "dicg": MethodSpec(
+        "dicg",
+        "decomposition-invariant pairwise CG (simplex)",
+        "frank-wolfe",
+        (SvmDual.name,),
+        _FW_RULES,
+        FW_SETTINGS,
+        "Garber & Meshi 2016 (NeurIPS)",
+        _factory("dicg"),
         default_step="exact",
     ),
 }

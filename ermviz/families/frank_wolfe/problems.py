@@ -16,8 +16,12 @@ Problems
     it). A constant-1 feature is appended by default so the offset is part of ``w``.
     Certificate: the Frank-Wolfe (duality) gap ``max_{s} <grad f, alpha - s>``.
 ``logreg-l1``
-    Mean logistic loss subject to ``||x||_1 <= radius`` (Xiong & Freund, problem (7.1)).
-    Certificate: the Frank-Wolfe gap ``<grad f, x> + radius * ||grad f||_inf``.
+    Mean logistic loss subject to ``||x||_1 <= radius`` (Xiong & Freund, problem (7.1)),
+    or over another set chosen by ``constraint`` (l2 ball, box, K-sparse polytope; see
+    :mod:`.constraints`). Certificate: the Frank-Wolfe gap
+    ``<grad f, x> - min_{s in C} <grad f, s>`` (``+ radius * ||grad f||_inf`` on the l1 ball).
+``least-squares``
+    ``(1 / 2n) ||X x - y||^2`` over the same sets (regression data). Certificate: the FW gap.
 """
 
 from __future__ import annotations
@@ -29,6 +33,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from ermviz.base import Problem
+from ermviz.errors import DataError
 from ermviz.families.common import (
     append_ones,
     binary_metrics,
@@ -37,7 +42,14 @@ from ermviz.families.common import (
     sigmoid,
     spectral_norm_sq,
 )
-from ermviz.geometry import Geometry, l1_ball_geometry, simplex_geometry
+from ermviz.families.frank_wolfe.constraints import CONSTRAINT_SETTINGS, ConstraintSet
+from ermviz.geometry import (
+    Geometry,
+    box_geometry,
+    l1_ball_geometry,
+    l2_ball_geometry,
+    simplex_geometry,
+)
 from ermviz.settings import Setting
 
 #: Vanilla against away-step against pairwise FW, each with its exact line search: the
@@ -144,8 +156,74 @@ class SvmDual(Problem):
         return binary_metrics(ds.y_test, self.decision_function(ds.X_test, alpha))
 
 
+#: Settings of the l1-constrained GLMs (the TUFW family's problems keep to these).
+L1_GLM_SETTINGS: tuple[Setting, ...] = (
+    Setting(
+        "radius",
+        "float",
+        1.0,
+        "radius of the l1 / l2 ball (K-sparse: the l_inf bound tau)",
+        low=0.0,
+        low_open=True,
+    ),
+    Setting("intercept", "bool", False, "append a constant-1 feature (inside the set)"),
+    Setting(
+        "start",
+        "choice",
+        "zero",
+        "initial point: zero = centre of the set (as 1/2 (v + its opposite vertex), "
+        "e.g. 1/2 (+r e_j) + 1/2 (-r e_j)), vertex = the LMO vertex at the centre",
+        choices=("zero", "vertex"),
+    ),
+)
+
+
+class ConstrainedProblem(Problem):
+    """Shared by the vector problems over a set chosen by ``constraint``: the set
+    (validated), the FW gap as certificate, the start point and the teaching drawing."""
+
+    constraint_set: ConstraintSet
+    p: int
+
+    def _build_constraint(self) -> None:
+        self.constraint_set = ConstraintSet.from_settings(
+            {**self.settings, "constraint": self.settings.get("constraint", "l1")},
+            self.p,
+            self.name,
+        )
+
+    @property
+    def constraint(self) -> str:
+        return self.constraint_set.kind
+
+    def certificate(self, x: np.ndarray) -> float:
+        return self.constraint_set.fw_gap(self.gradient(x), x)
+
+    def start_atoms(self) -> list[tuple[np.ndarray, np.ndarray, float]]:
+        """The start point as weighted atoms of the set (see ``start``)."""
+        c = self.constraint_set
+        return c.start_atoms(self.gradient(c.centre()), self.settings.get("start", "zero"))
+
+    def initial_point(self) -> np.ndarray:
+        x = np.zeros(self.p)
+        for idx, val, w in self.start_atoms():
+            x[idx] += w * val
+        return x
+
+    def teaching_geometry(self) -> Geometry | None:
+        """The set in R^2: the l1 diamond, the l2 disc or the box (None otherwise)."""
+        c = self.constraint_set
+        if c.kind == "l1":
+            return l1_ball_geometry(self.p, c.radius)
+        if c.kind == "l2":
+            return l2_ball_geometry(self.p, c.radius)
+        if c.kind == "box":
+            return box_geometry(self.p, c.lo, c.hi)
+        return None
+
+
 @dataclass
-class LogregL1(Problem):
+class LogregL1(ConstrainedProblem):
     """Mean logistic loss over the l1 ball (see the module docstring).
 
     Variable: ``x``, shape (p,), with ``||x||_1 <= radius``. Objective units: nats per
@@ -155,18 +233,7 @@ class LogregL1(Problem):
     name: ClassVar[str] = "logreg-l1"
     title: ClassVar[str] = "l1-constrained logistic regression"
     default_race: ClassVar[tuple[tuple[str, str], ...]] = FW_RACE
-    settings_decl: ClassVar[tuple[Setting, ...]] = (
-        Setting("radius", "float", 1.0, "radius of the l1 ball", low=0.0, low_open=True),
-        Setting("intercept", "bool", False, "append a constant-1 feature (inside the ball)"),
-        Setting(
-            "start",
-            "choice",
-            "zero",
-            "initial point: zero = centre of the ball (as 1/2 (+r e_j) + 1/2 (-r e_j)), "
-            "vertex = the LMO vertex at 0",
-            choices=("zero", "vertex"),
-        ),
-    )
+    settings_decl: ClassVar[tuple[Setting, ...]] = (*L1_GLM_SETTINGS, *CONSTRAINT_SETTINGS)
 
     def __post_init__(self) -> None:
         check_binary(self.dataset, self.name)
@@ -177,6 +244,7 @@ class LogregL1(Problem):
         self.y = np.ascontiguousarray(self.dataset.y, dtype=np.float64)
         self.radius = float(self.settings["radius"])
         self.n, self.p = self.X.shape
+        self._build_constraint()
 
     @property
     def dim(self) -> int:
@@ -192,10 +260,6 @@ class LogregL1(Problem):
         r = -self.y * sigmoid(-self.y * self.margins(x)) / self.n
         return np.asarray(self.X.T @ r).ravel()
 
-    def certificate(self, x: np.ndarray) -> float:
-        g = self.gradient(x)
-        return float(g @ x + self.radius * np.abs(g).max())
-
     def initial_atoms(self) -> np.ndarray:
         """Atom weights of the start point, shape (2 p,) (see :mod:`solvers.active_set`)."""
         g0 = self.gradient(np.zeros(self.p))
@@ -208,6 +272,8 @@ class LogregL1(Problem):
         return mu
 
     def initial_point(self) -> np.ndarray:
+        if self.constraint != "l1":
+            return super().initial_point()
         mu = self.initial_atoms()
         return self.radius * (mu[0::2] - mu[1::2])
 
@@ -223,10 +289,6 @@ class LogregL1(Problem):
     def teachable(cls, n: int, p: int) -> bool:
         return p <= 2
 
-    def teaching_geometry(self) -> Geometry | None:
-        """The l1 ball of R^2, drawn as a diamond."""
-        return l1_ball_geometry(self.p, self.radius)
-
     def test_metrics(self, x: np.ndarray) -> dict[str, float]:
         ds = self.dataset
         if getattr(ds, "X_test", None) is None:
@@ -234,4 +296,72 @@ class LogregL1(Problem):
         return binary_metrics(ds.y_test, self.decision_function(ds.X_test, x))
 
 
-PROBLEMS: dict[str, type[Problem]] = {cls.name: cls for cls in (SvmDual, LogregL1)}
+@dataclass
+class LeastSquares(ConstrainedProblem):
+    """Least squares over a set chosen by ``constraint`` (see the module docstring).
+
+    ``min_{x in C} (1 / 2n) ||X x - y||^2``: the constrained regression of Jaggi (2013)
+    (the l1 ball is the Lasso in its constrained form). Variable: ``x``, shape (p,).
+    Objective units: half the mean squared residual, in squared target units.
+    """
+
+    name: ClassVar[str] = "least-squares"
+    title: ClassVar[str] = "constrained least squares (l1 ball by default)"
+    default_race: ClassVar[tuple[tuple[str, str], ...]] = FW_RACE
+    settings_decl: ClassVar[tuple[Setting, ...]] = (*L1_GLM_SETTINGS, *CONSTRAINT_SETTINGS)
+
+    def __post_init__(self) -> None:
+        ds = self.dataset
+        y = np.asarray(ds.y, dtype=np.float64)
+        if not np.all(np.isfinite(y)):
+            raise DataError(f"least-squares: dataset {ds.name!r} has non-finite targets")
+        X = ds.X
+        self.X = append_ones(X) if self.settings["intercept"] else X
+        if sp.issparse(self.X):
+            self.X = sp.csr_matrix(self.X)
+        self.y = np.ascontiguousarray(y)
+        self.radius = float(self.settings["radius"])
+        self.n, self.p = self.X.shape
+        self._build_constraint()
+
+    @property
+    def dim(self) -> int:
+        return self.p
+
+    def residual(self, x: np.ndarray) -> np.ndarray:
+        return np.asarray(self.X @ x).ravel() - self.y
+
+    def objective(self, x: np.ndarray) -> float:
+        r = self.residual(x)
+        return float(r @ r) / (2.0 * self.n)
+
+    def gradient(self, x: np.ndarray) -> np.ndarray:
+        return np.asarray(self.X.T @ self.residual(x)).ravel() / self.n
+
+    def lipschitz(self) -> float:
+        """Lipschitz constant of the gradient: ``||X||_2^2 / n``."""
+        return spectral_norm_sq(self.X) / self.n
+
+    def decision_function(self, X: np.ndarray | sp.spmatrix, x: np.ndarray) -> np.ndarray:
+        Xa = append_ones(X) if self.settings["intercept"] else X
+        return np.asarray(Xa @ x).ravel()
+
+    @classmethod
+    def teachable(cls, n: int, p: int) -> bool:
+        return p <= 2
+
+    def test_metrics(self, x: np.ndarray) -> dict[str, float]:
+        ds = self.dataset
+        if getattr(ds, "X_test", None) is None:
+            return {}
+        r = self.decision_function(ds.X_test, x) - np.asarray(ds.y_test, dtype=float)
+        return {"test_rmse": float(np.sqrt(np.mean(r * r)))}
+
+
+def _problems() -> dict[str, type[Problem]]:
+    from ermviz.families.frank_wolfe.completion import MatrixCompletion
+
+    return {cls.name: cls for cls in (SvmDual, LogregL1, LeastSquares, MatrixCompletion)}
+
+
+PROBLEMS: dict[str, type[Problem]] = _problems()

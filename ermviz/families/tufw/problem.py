@@ -16,7 +16,7 @@ import numpy as np
 
 from ermviz.base import Problem
 from ermviz.families.common import spectral_norm_sq
-from ermviz.families.frank_wolfe.problems import LogregL1
+from ermviz.families.frank_wolfe.problems import L1_GLM_SETTINGS, LogregL1
 from ermviz.settings import Setting
 
 
@@ -64,7 +64,7 @@ class NonconvexL1(LogregL1):
         ("spider-fw", "nonconvex"),
     )
     settings_decl: ClassVar[tuple[Setting, ...]] = (
-        *LogregL1.settings_decl,
+        *L1_GLM_SETTINGS,
         Setting(
             "loss",
             "choice",

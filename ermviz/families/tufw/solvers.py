@@ -26,6 +26,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from ermviz.base import Problem, Solver
+from ermviz.errors import SettingError
 from ermviz.families.frank_wolfe.problems import LogregL1
 from ermviz.families.tufw.problem import NonconvexL1
 from solvers import tufw as k
@@ -49,6 +50,19 @@ def _certificate_kind(problem: Problem) -> str:
     if problem.settings.get("metric") == "avg-fw-gap":
         return "avg_fw_gap (stationarity)"
     return "fw_gap (stationarity)"
+
+
+_METHOD_NAMES = {"TufwSolver": "tufw", "SpiderFwSolver": "spider-fw", "CsfwSolver": "csfw"}
+
+
+def _require_l1(problem: LogregL1, method: str) -> None:
+    """The TUFW kernels' LMO is the l1 ball's: another ``constraint`` is a one-line error."""
+    if problem.constraint != "l1":
+        raise SettingError(
+            f"{method} runs over the l1 ball only, not constraint={problem.constraint}: "
+            "drop the constraint setting or use a Frank-Wolfe method (fw, afw, pfw, bpcg, "
+            "boosted)"
+        )
 
 
 def _kernel_matrices(problem: LogregL1) -> tuple[Any, Any]:
@@ -103,6 +117,7 @@ class EstimatorSolver(Solver):
     def __init__(self, problem: Problem, step: str, settings: dict[str, Any], tol: float):
         if not isinstance(problem, LogregL1):  # the registry pairs these with l1 GLMs only
             raise TypeError(f"{type(self).__name__} does not solve {problem.name}")
+        _require_l1(problem, _METHOD_NAMES.get(type(self).__name__, "this method"))
         self.problem = problem
         self.tol = float(tol)
         self.certificate_kind = _certificate_kind(problem)
@@ -379,6 +394,7 @@ class GlmFrankWolfeSolver(Solver):
     def __init__(self, problem: Problem, step: str, settings: dict[str, Any], tol: float):
         if not isinstance(problem, LogregL1):
             raise TypeError(f"fw-nc does not solve {problem.name}")
+        _require_l1(problem, "fw-nc")
         self.problem = problem
         self.tol = float(tol)
         self.certificate_kind = _certificate_kind(problem)
