@@ -113,8 +113,9 @@ def _record(rec, row, k, f, gap, gamma, step_type, active, fun_evals, grad_evals
 
 
 @njit(cache=True, inline="always")
-def _terminal(gap, tol, f, k, stop_at):
-    """Status to stop with at this iterate, or STATUS_RUNNING to keep stepping."""
+def terminal_status(gap, tol, f, k, stop_at):
+    """Status to stop with at this iterate, or STATUS_RUNNING to keep stepping (shared by
+    every Frank-Wolfe kernel: fw, fw_variants, nuclear)."""
     if not (math.isfinite(f) and math.isfinite(gap)):
         return STATUS_NONFINITE
     if gap <= tol:
@@ -217,7 +218,7 @@ def svm_dual_advance(
         f = ww + aa * inv_c
         gap = ga - g_min
         passes = istate[I_PASSES]
-        status = _terminal(gap, tol, f, k, istate[I_STOP_AT])
+        status = terminal_status(gap, tol, f, k, istate[I_STOP_AT])
         if status != STATUS_RUNNING:
             _record(rec, row, k, f, gap, 0.0, STEP_NONE, active, istate[I_FUN_EVALS], passes)
             istate[I_STATUS] = status
@@ -376,7 +377,7 @@ def logreg_l1_advance(XT, y, radius, mu, x, z, g, r, zd, istate, lstate, step_pa
         gs = vs * g[js]
         gap = gx - gs
         active = active_count(mu)
-        status = _terminal(gap, tol, f, k, istate[I_STOP_AT])
+        status = terminal_status(gap, tol, f, k, istate[I_STOP_AT])
         if status != STATUS_RUNNING:
             _record(rec, row, k, f, gap, 0.0, STEP_NONE, active, istate[I_FUN_EVALS], k + 1)
             istate[I_STATUS] = status

@@ -52,6 +52,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
+from solvers.fw import terminal_status as terminal
 from solvers.fw_vparts import (
     ACTIVE_SET_METHODS,
     F_BOOST_DELTA,
@@ -102,7 +103,6 @@ from solvers.fw_vparts import (
     rebuild_from_active,
     record_row,
     scan_active,
-    terminal,
 )
 from solvers.linalg import rmatvec, row_axpy
 from solvers.sets import SET_L2, SET_SIMPLEX, atom_dot, lmo, max_nnz

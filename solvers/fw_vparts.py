@@ -25,10 +25,6 @@ from solvers.sets import atom_dot, atom_equal, lmo
 from solvers.steps import logistic_pass
 from solvers.tags import (
     BASE_COLUMNS,
-    STATUS_CONVERGED,
-    STATUS_MAX_ITER,
-    STATUS_NONFINITE,
-    STATUS_RUNNING,
 )
 
 METHOD_FW = 0
@@ -102,18 +98,6 @@ def record_row(rec, row, k, f, cert, gamma, step_type, active, istate):
     rec[row, REC_GRAD_EVALS] = istate[I_GRAD_EVALS]
     rec[row, REC_FUN_EVALS] = istate[I_FUN_EVALS]
     rec[row, REC_LMO_CALLS] = istate[I_LMO_CALLS]
-
-
-@njit(cache=True, inline="always")
-def terminal(cert, tol, f, k, stop_at):
-    """Status to stop with at this iterate, or STATUS_RUNNING to keep stepping."""
-    if not (math.isfinite(f) and math.isfinite(cert)):
-        return STATUS_NONFINITE
-    if cert <= tol:
-        return STATUS_CONVERGED
-    if k >= stop_at:
-        return STATUS_MAX_ITER
-    return STATUS_RUNNING
 
 
 @njit(cache=True, inline="always")

@@ -80,12 +80,10 @@ import numpy as np
 from numba import njit
 
 from solvers.active_set import away_gamma_max, away_update, fw_update, pairwise_update
+from solvers.fw import terminal_status
 from solvers.steps import LINE_QUADRATIC, RULE_SHORT, step_size
 from solvers.tags import (
     BASE_COLUMNS,
-    STATUS_CONVERGED,
-    STATUS_MAX_ITER,
-    STATUS_NONFINITE,
     STATUS_RUNNING,
     STATUS_STALLED,
     STEP_AWAY,
@@ -463,18 +461,6 @@ def _store_atom(U, V, mu, slot, us, vs):
     return slot
 
 
-@njit(cache=True, inline="always")
-def _terminal(cert, tol, f, k, stop_at):
-    """Status to stop with at this iterate, or STATUS_RUNNING to keep stepping."""
-    if not (math.isfinite(f) and math.isfinite(cert)):
-        return STATUS_NONFINITE
-    if cert <= tol:
-        return STATUS_CONVERGED
-    if k >= stop_at:
-        return STATUS_MAX_ITER
-    return STATUS_RUNNING
-
-
 @njit(cache=True, nogil=True)
 def completion_advance(
     data, tau, atoms, z, scratch, lmo, fstate, istate, lstate, step_params, tol, rec
@@ -556,7 +542,7 @@ def completion_advance(
         istate[I_LMO_CALLS] += 1
         istate[I_LMO_ITERS] += its
         cert = gx + tau * sig_ub
-        status = _terminal(cert, tol, f, k, istate[I_STOP_AT])
+        status = terminal_status(cert, tol, f, k, istate[I_STOP_AT])
         if status != STATUS_RUNNING:
             _record(rec, row, k, f, cert, 0.0, STEP_NONE, active, istate)
             istate[I_STATUS] = status

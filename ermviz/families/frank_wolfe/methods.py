@@ -26,6 +26,7 @@ from ermviz.families.frank_wolfe.variants import (
     BOOST_SETTINGS,
     LAZY_SETTINGS,
     VariantsSolver,
+    step_params_of,
     uses_variants_kernel,
 )
 from ermviz.settings import Setting
@@ -160,17 +161,7 @@ class FrankWolfeSolver(Solver):
         self.istate[fw.I_METHOD] = fw.METHOD_CODES[method]
         self.istate[fw.I_RULE] = steps.RULE_CODES[step]
         self.istate[fw.I_REFRESH] = settings.get("refresh_every", 1000)
-        lipschitz = settings.get("lipschitz")
-        if step == "short" and lipschitz is None:
-            lipschitz = problem.lipschitz()
-        self.step_params = steps.default_step_params(
-            armijo_delta=settings.get("armijo_delta", 0.5),
-            armijo_c=settings.get("armijo_c", 0.01),
-            lipschitz=lipschitz or 1.0,
-            eta=settings.get("eta", 0.9),
-            tau=settings.get("tau", 2.0),
-            max_trials=settings.get("max_trials", 60),
-        )
+        self.step_params = step_params_of(problem, step, settings)
         self.lstate = np.array([1.0])
         self._rec = np.empty((1024, len(self.columns)))
         if isinstance(problem, SvmDual):

@@ -185,6 +185,31 @@ class ConstrainedProblem(Problem):
     constraint_set: ConstraintSet
     p: int
 
+    def _load(self, y: np.ndarray) -> None:
+        """Features (a constant-1 column appended with ``intercept``; sparse as CSR),
+        targets ``y`` and the validated set."""
+        X = self.dataset.X
+        self.X = append_ones(X) if self.settings["intercept"] else X
+        if sp.issparse(self.X):
+            self.X = sp.csr_matrix(self.X)
+        self.y = np.ascontiguousarray(y, dtype=np.float64)
+        self.radius = float(self.settings["radius"])
+        self.n, self.p = self.X.shape
+        self._build_constraint()
+
+    @property
+    def dim(self) -> int:
+        return self.p
+
+    def decision_function(self, X: np.ndarray | sp.spmatrix, x: np.ndarray) -> np.ndarray:
+        """``x^T a`` for each row ``a`` of ``X`` (raw features; the constant appended here)."""
+        Xa = append_ones(X) if self.settings["intercept"] else X
+        return np.asarray(Xa @ x).ravel()
+
+    @classmethod
+    def teachable(cls, n: int, p: int) -> bool:
+        return p <= 2
+
     def _build_constraint(self) -> None:
         self.constraint_set = ConstraintSet.from_settings(
             {**self.settings, "constraint": self.settings.get("constraint", "l1")},
@@ -237,18 +262,7 @@ class LogregL1(ConstrainedProblem):
 
     def __post_init__(self) -> None:
         check_binary(self.dataset, self.name)
-        X = self.dataset.X
-        self.X = append_ones(X) if self.settings["intercept"] else X
-        if sp.issparse(self.X):
-            self.X = sp.csr_matrix(self.X)
-        self.y = np.ascontiguousarray(self.dataset.y, dtype=np.float64)
-        self.radius = float(self.settings["radius"])
-        self.n, self.p = self.X.shape
-        self._build_constraint()
-
-    @property
-    def dim(self) -> int:
-        return self.p
+        self._load(np.asarray(self.dataset.y, dtype=np.float64))
 
     def margins(self, x: np.ndarray) -> np.ndarray:
         return np.asarray(self.X @ x).ravel()
@@ -281,14 +295,6 @@ class LogregL1(ConstrainedProblem):
         """Lipschitz constant of the gradient: ``||X||_2^2 / (4 n)``."""
         return spectral_norm_sq(self.X) / (4.0 * self.n)
 
-    def decision_function(self, X: np.ndarray | sp.spmatrix, x: np.ndarray) -> np.ndarray:
-        Xa = append_ones(X) if self.settings["intercept"] else X
-        return np.asarray(Xa @ x).ravel()
-
-    @classmethod
-    def teachable(cls, n: int, p: int) -> bool:
-        return p <= 2
-
     def test_metrics(self, x: np.ndarray) -> dict[str, float]:
         ds = self.dataset
         if getattr(ds, "X_test", None) is None:
@@ -315,18 +321,7 @@ class LeastSquares(ConstrainedProblem):
         y = np.asarray(ds.y, dtype=np.float64)
         if not np.all(np.isfinite(y)):
             raise DataError(f"least-squares: dataset {ds.name!r} has non-finite targets")
-        X = ds.X
-        self.X = append_ones(X) if self.settings["intercept"] else X
-        if sp.issparse(self.X):
-            self.X = sp.csr_matrix(self.X)
-        self.y = np.ascontiguousarray(y)
-        self.radius = float(self.settings["radius"])
-        self.n, self.p = self.X.shape
-        self._build_constraint()
-
-    @property
-    def dim(self) -> int:
-        return self.p
+        self._load(y)
 
     def residual(self, x: np.ndarray) -> np.ndarray:
         return np.asarray(self.X @ x).ravel() - self.y
@@ -341,14 +336,6 @@ class LeastSquares(ConstrainedProblem):
     def lipschitz(self) -> float:
         """Lipschitz constant of the gradient: ``||X||_2^2 / n``."""
         return spectral_norm_sq(self.X) / self.n
-
-    def decision_function(self, X: np.ndarray | sp.spmatrix, x: np.ndarray) -> np.ndarray:
-        Xa = append_ones(X) if self.settings["intercept"] else X
-        return np.asarray(Xa @ x).ravel()
-
-    @classmethod
-    def teachable(cls, n: int, p: int) -> bool:
-        return p <= 2
 
     def test_metrics(self, x: np.ndarray) -> dict[str, float]:
         ds = self.dataset

@@ -70,6 +70,22 @@ BOOST_SETTINGS = (
 )
 
 
+def step_params_of(problem: Problem, step: str, settings: dict[str, Any]) -> np.ndarray:
+    """The step rule's parameter vector (:func:`solvers.steps.default_step_params`) from
+    validated settings; the short step's L defaults to the problem's bound."""
+    lipschitz = settings.get("lipschitz")
+    if step == "short" and lipschitz is None:
+        lipschitz = problem.lipschitz()
+    return steps.default_step_params(
+        armijo_delta=settings.get("armijo_delta", 0.5),
+        armijo_c=settings.get("armijo_c", 0.01),
+        lipschitz=lipschitz or 1.0,
+        eta=settings.get("eta", 0.9),
+        tau=settings.get("tau", 2.0),
+        max_trials=settings.get("max_trials", 60),
+    )
+
+
 def uses_variants_kernel(problem: Problem, method: str, settings: dict[str, Any]) -> bool:
     """Whether ``method`` on ``problem`` runs here rather than in :mod:`solvers.fw`'s
     kernels (those serve FW, AFW and PFW, not lazified, on the simplex and the l1 ball)."""
@@ -116,17 +132,7 @@ class VariantsSolver(Solver):
             )
         cset.check_method(method)
         self.cset = cset
-        lipschitz = settings.get("lipschitz")
-        if step == "short" and lipschitz is None:
-            lipschitz = problem.lipschitz()
-        params = steps.default_step_params(
-            armijo_delta=settings.get("armijo_delta", 0.5),
-            armijo_c=settings.get("armijo_c", 0.01),
-            lipschitz=lipschitz or 1.0,
-            eta=settings.get("eta", 0.9),
-            tau=settings.get("tau", 2.0),
-            max_trials=settings.get("max_trials", 60),
-        )
+        params = step_params_of(problem, step, settings)
         idx, val, nnz, w = pack_atoms(self._start_atoms(problem, cset))
         self.state = fw_variants.new_state(
             MT,
