@@ -193,9 +193,14 @@ class ConstrainedProblem(Problem):
         if sp.issparse(self.X):
             self.X = sp.csr_matrix(self.X)
         self.y = np.ascontiguousarray(y, dtype=np.float64)
-        self.radius = float(self.settings["radius"])
         self.n, self.p = self.X.shape
+        radius = self.settings["radius"]
+        self.radius = float(radius) if radius is not None else self.derived_radius()
         self._build_constraint()
+
+    def derived_radius(self) -> float:
+        """The radius when the settings leave it to the data (None): see the subclasses."""
+        raise NotImplementedError(f"{self.name} needs an explicit radius")
 
     @property
     def dim(self) -> int:
@@ -212,7 +217,11 @@ class ConstrainedProblem(Problem):
 
     def _build_constraint(self) -> None:
         self.constraint_set = ConstraintSet.from_settings(
-            {**self.settings, "constraint": self.settings.get("constraint", "l1")},
+            {
+                **self.settings,
+                "constraint": self.settings.get("constraint", "l1"),
+                "radius": self.radius,
+            },
             self.p,
             self.name,
         )
@@ -314,7 +323,20 @@ class LeastSquares(ConstrainedProblem):
     name: ClassVar[str] = "least-squares"
     title: ClassVar[str] = "constrained least squares (l1 ball by default)"
     default_race: ClassVar[tuple[tuple[str, str], ...]] = FW_RACE
-    settings_decl: ClassVar[tuple[Setting, ...]] = (*L1_GLM_SETTINGS, *CONSTRAINT_SETTINGS)
+    settings_decl: ClassVar[tuple[Setting, ...]] = (
+        Setting(
+            "radius",
+            "float",
+            None,
+            "radius of the l1 / l2 ball (K-sparse: the l_inf bound tau); default: half the "
+            "norm of the unconstrained least-squares solution in the set's norm (l1, l2; "
+            "K-sparse: its largest |x_j|), so that the constraint binds",
+            low=0.0,
+            low_open=True,
+        ),
+        *L1_GLM_SETTINGS[1:],
+        *CONSTRAINT_SETTINGS,
+    )
 
     def __post_init__(self) -> None:
         ds = self.dataset
@@ -322,6 +344,19 @@ class LeastSquares(ConstrainedProblem):
         if not np.all(np.isfinite(y)):
             raise DataError(f"least-squares: dataset {ds.name!r} has non-finite targets")
         self._load(y)
+
+    def derived_radius(self) -> float:
+        """Half the norm of the unconstrained solution ``x_ls`` (LSQR, Paige & Saunders
+        1982), in the norm of ``constraint``: a set that binds without being a vertex's
+        worth of the data. Falls back to 1 when ``x_ls`` is 0."""
+        from scipy.sparse.linalg import lsqr
+
+        x_ls = lsqr(self.X, self.y, atol=1e-10, btol=1e-10, iter_lim=max(100, 10 * self.p))[0]
+        kind = self.settings.get("constraint", "l1")
+        norm = {"l2": np.linalg.norm(x_ls), "ksparse": np.abs(x_ls).max(initial=0.0)}.get(
+            kind, np.abs(x_ls).sum()
+        )
+        return 0.5 * float(norm) if norm > 0 else 1.0
 
     def residual(self, x: np.ndarray) -> np.ndarray:
         return np.asarray(self.X @ x).ravel() - self.y
