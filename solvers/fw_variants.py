@@ -41,6 +41,16 @@ pairwise step that removed its atom), ``local`` (BPCG), ``lazy`` (toward / pairw
 the best active atom, no LMO call), ``boosted``. ``active_size`` is the active-set size
 for the active-set methods and the number of nonzeros of ``x`` otherwise.
 
+Gram cache (squared loss over the simplex or the l1 ball, whose atoms are 1-sparse, all
+methods but ``boosted``): the kernel keeps ``h = M^T M x`` and the gradient ``g = 2 scale
+(h - M^T b) + 2 ridge x`` (``M^T b`` computed once), updating ``h`` after each step from
+the Gram columns ``M^T M e_j = MT MT[j, :]`` of the step's atoms, held in an LRU cache
+(:mod:`solvers.gram_cache`, as :func:`solvers.fw.svm_dual_advance` does): a step costs
+O(n + p) once its atoms are cached instead of a pass over ``MT``. The objective stays
+exact (from ``z``); ``h`` is rebuilt from scratch with ``x`` and ``z`` every
+``refresh_every`` steps. ``grad_evals`` counts passes over the data: full gradients plus
+cache misses (one pass each).
+
 The kernel contract is that of :mod:`solvers.fw`. The active set lives in caller-owned
 arrays the kernel cannot reallocate: when it is full at the start of an iteration the
 kernel sets ``istate[I_GROW]`` and returns; :func:`advance` doubles the arrays and calls
@@ -64,6 +74,7 @@ from solvers.fw_vparts import (
     I_FUN_EVALS,
     I_GRAD_EVALS,
     I_GROW,
+    I_H_VALID,
     I_K,
     I_LAZY,
     I_LMO_CALLS,
@@ -97,15 +108,19 @@ from solvers.fw_vparts import (
     dot,
     find_or_append,
     fw_weights,
+    gram_step,
     loss_grad,
+    mt_product,
     pair_weights,
     product,
     rebuild_from_active,
     record_row,
     scan_active,
+    squared_from_h,
 )
+from solvers.gram_cache import new_gram_cache
 from solvers.linalg import rmatvec, row_axpy
-from solvers.sets import SET_L2, SET_SIMPLEX, atom_dot, lmo, max_nnz
+from solvers.sets import SET_L1, SET_L2, SET_SIMPLEX, atom_dot, lmo, max_nnz
 from solvers.steps import LINE_LOGISTIC, LINE_QUADRATIC, RULE_CODES, step_size
 from solvers.tags import (
     STATUS_RUNNING,
@@ -138,11 +153,17 @@ _UPD_AWAY = 2  # away from row i_from
 _UPD_PAIR = 3  # pairwise: weight from row i_from to row i_to (-1: the LMO atom)
 _UPD_DICG = 4  # DICG: x[js] += gamma, x[jv] -= gamma (x[jv] = 0 on a drop)
 
+# How the Gram cache updates h = M^T M x after the step (atoms a = va e_ja, v = vb e_jb).
+_H_NONE = 0  # not handled (boosted, atoms with several entries): recompute next time
+_H_TOWARD = 1  # x' = (1 - gamma) x + gamma a
+_H_AWAY = 2  # x' = (1 + gamma) x - gamma v
+_H_PAIR = 3  # x' = x + gamma (a - v)
+
 
 @njit(cache=True, nogil=True)
 def fwv_advance(
     MT, b, set_par, loss_par, step_params, x, z, g, r, pv, nv, s_idx, s_val,
-    at_idx, at_val, at_nnz, mu, istate, fstate, lstate, tol, rec,
+    at_idx, at_val, at_nnz, mu, istate, fstate, lstate, tol, rec, gram,
 ):  # fmt: skip
     """Advance the chosen variant by at most ``rec.shape[0]`` iterations.
 
@@ -159,6 +180,10 @@ def fwv_advance(
     istate, fstate : ``I_*`` / ``F_*`` state; lstate : (1,) adaptive rule's ``L``.
     tol : float, stop when the certificate is at most this.
     rec : (max_rows, len(FWV_RECORD_COLUMNS)) float64.
+    gram : ``(cols, slot_of, atom_of, stamp, h, mtb, xj, ones)``: the Gram-column cache
+        of :mod:`solvers.gram_cache` over ``p`` columns, ``h = M^T M x``, ``mtb = M^T b``,
+        (n,) zeroed scratch and (p,) ones; used when it has at least two slots, the loss
+        is squared and the set's atoms are 1-sparse (simplex, l1 ball).
 
     Returns the number of rows written.
     """
@@ -174,6 +199,15 @@ def fwv_advance(
     d = pv[0]
     zd = nv[0]
     max_rows = rec.shape[0]
+    h = gram[4]
+    mtb = gram[5]
+    cached = (
+        gram[0].shape[0] >= 2
+        and loss_code == LOSS_SQUARED
+        and (set_code == SET_SIMPLEX or set_code == SET_L1)
+        and method != METHOD_BOOSTED
+        and h.shape[0] == p
+    )
     for row in range(max_rows):
         k = istate[I_K]
         if has_active and istate[I_NACT] >= cap:
@@ -186,13 +220,20 @@ def fwv_advance(
                 rebuild_from_active(MT, at_idx, at_val, at_nnz, mu, istate[I_NACT], x, z)
             else:
                 rmatvec(MT, x, z)
-        f = loss_grad(MT, b, loss_code, loss_par, x, z, r, g)
-        istate[I_GRAD_EVALS] += 1
-        gx = dot(g, x)
-        nact = istate[I_NACT]
-        if has_active:
-            active = nact
+            istate[I_H_VALID] = 0
+        if cached:
+            full = istate[I_H_VALID] == 0
+            f, gx = squared_from_h(b, loss_par, x, z, r, h, mtb, g, full, MT)
+            if full:
+                istate[I_GRAD_EVALS] += 1
+                istate[I_H_VALID] = 1
         else:
+            f = loss_grad(MT, b, loss_code, loss_par, x, z, r, g)
+            istate[I_GRAD_EVALS] += 1
+            gx = dot(g, x)
+        nact = istate[I_NACT]
+        active = nact
+        if not has_active and method != METHOD_DICG:  # DICG counts in its scan
             active = 0
             for j in range(p):
                 if x[j] != 0.0:
@@ -210,13 +251,17 @@ def fwv_advance(
             # Simplex only: LMO e_js, away vertex e_jv over the support of x.
             gmin = np.inf
             gv = -np.inf
-            for j in range(p):
+            active = 0
+            for j in range(p):  # two plain loops run faster than one with all branches
                 if g[j] < gmin:
                     gmin = g[j]
                     js = j
-                if x[j] > 0.0 and g[j] > gv:
-                    gv = g[j]
-                    jv = j
+            for j in range(p):
+                if x[j] != 0.0:
+                    active += 1
+                    if x[j] > 0.0 and g[j] > gv:
+                        gv = g[j]
+                        jv = j
             istate[I_LMO_CALLS] += 1
             cert = gx - gmin
             upd = _UPD_DICG
@@ -315,8 +360,35 @@ def fwv_advance(
                 MT, at_idx[i_to], at_val[i_to], at_nnz[i_to],
                 at_idx[i_from], at_val[i_from], at_nnz[i_from], d, zd,
             )  # fmt: skip
-        gd = dot(g, d)
-        dnorm2 = dot(d, d)
+        # The atoms the step moves toward (va e_ja) and away from (vb e_jb), for the cache.
+        hmode = _H_NONE
+        ja = -1
+        va = 0.0
+        jb = -1
+        vb = 0.0
+        if cached:
+            if method == METHOD_DICG:
+                hmode, ja, va, jb, vb = _H_PAIR, js, 1.0, jv, 1.0
+            elif upd == _UPD_AWAY:
+                if at_nnz[i_from] == 1:
+                    hmode, jb, vb = _H_AWAY, at_idx[i_from, 0], at_val[i_from, 0]
+            else:
+                if i_to < 0:
+                    nnz_a, ja, va = s_nnz, s_idx[0], s_val[0]
+                else:
+                    nnz_a, ja, va = at_nnz[i_to], at_idx[i_to, 0], at_val[i_to, 0]
+                if nnz_a == 1 and upd != _UPD_PAIR:
+                    hmode = _H_TOWARD
+                elif nnz_a == 1 and at_nnz[i_from] == 1:
+                    hmode, jb, vb = _H_PAIR, at_idx[i_from, 0], at_val[i_from, 0]
+        sparse_d = hmode == _H_PAIR and ja != jb
+        if sparse_d:
+            # d = va e_ja - vb e_jb: the same sums as the dense dot products, in O(1).
+            gd = g[ja] * va + g[jb] * (-vb)
+            dnorm2 = va * va + vb * vb
+        else:
+            gd = dot(g, d)
+            dnorm2 = dot(d, d)
         if gd >= 0.0:
             # Not a descent direction (zero direction or a gap at rounding level): no step
             # can make progress, so stop rather than move along it.
@@ -335,8 +407,12 @@ def fwv_advance(
             record_row(rec, row, k, f, cert, 0.0, STEP_NONE, active, istate)
             istate[I_STATUS] = STATUS_STALLED
             return row + 1
-        for j in range(p):
-            x[j] += gamma * d[j]
+        if sparse_d:
+            x[ja] += gamma * d[ja]
+            x[jb] += gamma * d[jb]
+        else:
+            for j in range(p):
+                x[j] += gamma * d[j]
         for i in range(z.shape[0]):
             z[i] += gamma * zd[i]
         if upd == _UPD_DICG:
@@ -357,6 +433,16 @@ def fwv_advance(
                 kind = STEP_DROP
         record_row(rec, row, k, f, cert, gamma, kind, active, istate)
         istate[I_K] = k + 1
+        if cached:
+            # h(x') from h(x) and the cached columns; their misses count in the next row.
+            if hmode == _H_TOWARD:
+                gram_step(MT, gram, k + 1, 1.0 - gamma, ja, gamma * va, -1, 0.0, istate)
+            elif hmode == _H_AWAY:
+                gram_step(MT, gram, k + 1, 1.0 + gamma, -1, 0.0, jb, -gamma * vb, istate)
+            elif hmode == _H_PAIR:
+                gram_step(MT, gram, k + 1, 1.0, ja, gamma * va, jb, -gamma * vb, istate)
+            else:
+                istate[I_H_VALID] = 0
     istate[I_STATUS] = STATUS_RUNNING
     return max_rows
 
@@ -374,6 +460,11 @@ class FWVState:
     @property
     def iteration(self) -> int:
         return int(self.istate[I_K])
+
+    @property
+    def gram_slots(self) -> int:
+        """Slots of the Gram-column cache (0: the gradient is recomputed every step)."""
+        return int(self.gram[0].shape[0])
 
     @property
     def lmo_calls(self) -> int:
@@ -400,6 +491,7 @@ def new_state(
     boost_rounds: int = 20,
     boost_delta: float = 1e-3,
     refresh_every: int = 1000,
+    gram_cache_mb: float = 256.0,
 ) -> FWVState:
     """State of a run started at ``x_0 = sum_i x0_w[i] atom_i``.
 
@@ -408,6 +500,8 @@ def new_state(
     of the set; the weights are nonnegative and sum to 1). ``method``, ``rule``,
     ``set_code`` and ``loss_code`` are integer codes (``METHOD_CODES``,
     :data:`solvers.steps.RULE_CODES`, :data:`solvers.sets.SET_CODES`, ``LOSS_CODES``).
+    ``gram_cache_mb`` bounds the Gram-column cache of the squared loss over the simplex
+    or the l1 ball (see :func:`fwv_advance`; 0 disables it, other cases never use it).
     """
     method = int(method)
     set_code = int(set_code)
@@ -429,6 +523,8 @@ def new_state(
         raise ValueError("the logistic loss takes ridge = 0")
     if lazy_K <= 0.0 or boost_rounds < 1:
         raise ValueError("lazy_K must be > 0 and boost_rounds >= 1")
+    if not gram_cache_mb >= 0.0:
+        raise ValueError("gram_cache_mb must be >= 0")
     set_par = np.ascontiguousarray(set_par, dtype=np.float64)
     b = np.ascontiguousarray(b, dtype=np.float64)
     p = MT[2].shape[0] - 1 if isinstance(MT, tuple) else MT.shape[0]
@@ -448,6 +544,18 @@ def new_state(
     # Simplex and l1 ball have p and 2p vertices: a cap above that never grows.
     bound = {0: p + 1, 1: 2 * p + 1}.get(set_code, 0)
     cap = bound if bound else max(16, 2 * n0 + 2)
+    use_gram = (
+        loss_code == LOSS_SQUARED
+        and set_code in (SET_SIMPLEX, SET_L1)
+        and method != METHOD_BOOSTED
+        and gram_cache_mb > 0.0
+    )
+    cache = new_gram_cache(p if use_gram else 0, float(gram_cache_mb) if use_gram else 0.0)
+    q = p if cache[0].shape[0] >= 2 else 0
+    mtb = np.zeros(q)
+    if q:
+        mt_product(MT, b, mtb)
+    gram = (*cache, np.zeros(q), mtb, np.zeros(n if q else 0), np.ones(q))
     st = FWVState(
         MT=MT,
         b=b,
@@ -469,6 +577,7 @@ def new_state(
         istate=np.zeros(N_ISTATE, dtype=np.int64),
         fstate=np.zeros(N_FSTATE),
         lstate=np.ones(1),
+        gram=gram,
     )
     ist = st.istate
     ist[I_METHOD] = method
@@ -539,7 +648,7 @@ def advance(st: FWVState, rec: np.ndarray, tol: float, stop_at: int) -> int:
         done += fwv_advance(
             st.MT, st.b, st.set_par, st.loss_par, st.step_params, st.x, st.z, st.g, st.r,
             st.pv, st.nv, st.s_idx, st.s_val, st.at_idx, st.at_val, st.at_nnz, st.mu,
-            st.istate, st.fstate, st.lstate, float(tol), rec[done:],
+            st.istate, st.fstate, st.lstate, float(tol), rec[done:], st.gram,
         )  # fmt: skip
         if st.istate[I_GROW] == 0:
             return done

@@ -20,6 +20,7 @@ import math
 import numpy as np
 from numba import njit
 
+from solvers.gram_cache import cached_column
 from solvers.linalg import rmatvec, row_axpy, row_dot_long
 from solvers.sets import atom_dot, atom_equal, lmo
 from solvers.steps import logistic_pass
@@ -66,7 +67,8 @@ I_LMO_CALLS = 11  # cumulative LMO calls
 I_GRAD_EVALS = 12  # cumulative gradient evaluations (passes over MT)
 I_BOOST_ROUNDS = 13  # Boosted FW: maximal pursuit rounds per iteration
 I_GROW = 14  # set by the kernel: the active set is full, grow it and call again
-N_ISTATE = 15
+I_H_VALID = 15  # Gram cache: 1 while h = M^T M x is up to date (0: recompute it)
+N_ISTATE = 16
 
 # Float state.
 F_PHI = 0  # lazy: dual-gap estimate Phi (< 0 until the first LMO call)
@@ -129,6 +131,63 @@ def loss_grad(MT, b, loss_code, loss_par, x, z, r, g):
         g[j] = row_dot_long(MT, j, r) + 2.0 * ridge * x[j]
         xx += x[j] * x[j]
     return f + ridge * xx
+
+
+@njit(cache=True)
+def squared_from_h(b, loss_par, x, z, r, h, mtb, g, full, MT):
+    """Squared loss with the Gram cache: objective ``scale ||z - b||^2 + ridge ||x||^2``
+    (exact, from ``z``), ``r = dloss/dz`` and the gradient ``g = 2 scale (h - M^T b) + 2
+    ridge x`` from the maintained ``h = M^T M x``; with ``full`` ``h = MT z`` is first
+    rebuilt (one pass over ``MT``). O(n + p) otherwise. Returns ``(f, <g, x>)``."""
+    scale = loss_par[L_SCALE]
+    ridge = loss_par[L_RIDGE]
+    f = 0.0
+    for i in range(z.shape[0]):
+        e = z[i] - b[i]
+        f += e * e
+        r[i] = 2.0 * scale * e
+    xx = 0.0
+    gx = 0.0
+    for j in range(x.shape[0]):
+        if full:
+            h[j] = row_dot_long(MT, j, z)
+        gj = 2.0 * (scale * (h[j] - mtb[j]) + ridge * x[j])
+        g[j] = gj
+        xx += x[j] * x[j]
+        gx += gj * x[j]
+    return scale * f + ridge * xx, gx
+
+
+@njit(cache=True)
+def gram_step(MT, gram, now, a, ja, ba, jb, bb, istate):
+    """``h <- a h + ba K[:, ja] + bb K[:, jb]`` with ``K = M^T M`` (``ja`` / ``jb`` < 0:
+    no such term), the columns ``K[:, j] = MT @ MT[j, :]`` read from the LRU cache
+    ``gram`` (:func:`solvers.gram_cache.cached_column` with unit labels); a column miss
+    costs one pass over ``MT`` and is counted in ``istate[I_GRAD_EVALS]``."""
+    cols, slot_of, atom_of, stamp, h, _, xj, ones = gram
+    sa = -1
+    sb = -1
+    if ja >= 0:
+        sa, miss = cached_column(MT, ones, ja, now, cols, slot_of, atom_of, stamp, xj)
+        istate[I_GRAD_EVALS] += miss
+    if jb >= 0:
+        # Never evicts the slot of ja (stamped `now`): both columns stay live.
+        sb, miss = cached_column(MT, ones, jb, now, cols, slot_of, atom_of, stamp, xj)
+        istate[I_GRAD_EVALS] += miss
+    p = h.shape[0]
+    if sa >= 0 and sb >= 0:
+        ca = cols[sa]
+        cb = cols[sb]
+        for j in range(p):
+            h[j] = a * h[j] + ba * ca[j] + bb * cb[j]
+    elif sa >= 0:
+        ca = cols[sa]
+        for j in range(p):
+            h[j] = a * h[j] + ba * ca[j]
+    elif sb >= 0:
+        cb = cols[sb]
+        for j in range(p):
+            h[j] = a * h[j] + bb * cb[j]
 
 
 @njit(cache=True)
@@ -357,3 +416,10 @@ def boost_pursuit(
 def product(MT, x, z):
     """``z = M x`` (``rmatvec`` of ``MT``), callable from Python."""
     rmatvec(MT, x, z)
+
+
+@njit(cache=True)
+def mt_product(MT, v, out):
+    """``out = MT v`` (one pass over the rows of ``MT``), callable from Python."""
+    for j in range(out.shape[0]):
+        out[j] = row_dot_long(MT, j, v)

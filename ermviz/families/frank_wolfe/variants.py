@@ -108,7 +108,7 @@ class VariantsSolver(Solver):
         A step rule of :mod:`solvers.steps`.
     settings : dict
         Validated method and step-rule settings (``lazy``, ``lazy_K``, ``boost_rounds``,
-        ``boost_delta``, ``refresh_every``, step-rule parameters).
+        ``boost_delta``, ``refresh_every``, ``gram_cache_mb``, step-rule parameters).
     tol : float
         Stop when the certificate is at most ``tol``: the FW gap, or for a lazy run the
         certified gap ``f(x_k) - max_s (f(x_s) - gap_s)`` over its LMO calls.
@@ -153,6 +153,7 @@ class VariantsSolver(Solver):
             boost_rounds=int(settings.get("boost_rounds", 20)),
             boost_delta=float(settings.get("boost_delta", 1e-3)),
             refresh_every=int(settings.get("refresh_every", 1000)),
+            gram_cache_mb=float(settings.get("gram_cache_mb", 256.0)),
         )
         if step == "adaptive":
             self.state.lstate[0] = _initial_lipschitz(problem, cset)
