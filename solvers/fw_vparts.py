@@ -20,6 +20,16 @@ import math
 import numpy as np
 from numba import njit
 
+from solvers.fw import (
+    REC_ACTIVE,
+    REC_CERTIFICATE,
+    REC_FUN_EVALS,
+    REC_GRAD_EVALS,
+    REC_ITER,
+    REC_OBJECTIVE,
+    REC_STEP_SIZE,
+    REC_STEP_TYPE,
+)
 from solvers.gram_cache import cached_column
 from solvers.linalg import rmatvec, row_axpy, row_dot_long
 from solvers.sets import atom_dot, atom_equal, lmo
@@ -77,15 +87,8 @@ F_LAZY_K = 2  # lazy: accept an active atom whose gap is >= Phi / lazy_K
 F_BOOST_DELTA = 3  # Boosted FW: alignment-improvement threshold
 N_FSTATE = 4
 
-REC_ITER = 0
-REC_OBJECTIVE = 1
-REC_CERTIFICATE = 2
-REC_STEP_SIZE = 3
-REC_STEP_TYPE = 4
-REC_ACTIVE = 5
-REC_GRAD_EVALS = 6
-REC_FUN_EVALS = 7
-REC_LMO_CALLS = 8
+# The first eight record columns are solvers.fw's; the LMO calls come after them.
+REC_LMO_CALLS = REC_FUN_EVALS + 1
 FWV_RECORD_COLUMNS = (*BASE_COLUMNS, "grad_evals", "fun_evals", "lmo_calls")
 
 

@@ -81,6 +81,7 @@ from numba import njit
 
 from solvers.active_set import away_gamma_max, away_update, fw_update, pairwise_update
 from solvers.fw import terminal_status
+from solvers.fw_vparts import dot
 from solvers.steps import LINE_QUADRATIC, RULE_SHORT, step_size
 from solvers.tags import (
     BASE_COLUMNS,
@@ -160,14 +161,6 @@ def rmatvec(rows, cols, g, u, out):
         out[cols[t]] += g[t] * u[rows[t]]
 
 
-@njit(cache=True, inline="always")
-def _dot(a, b):
-    s = 0.0
-    for i in range(a.shape[0]):
-        s += a[i] * b[i]
-    return s
-
-
 @njit(cache=True)
 def _pseudo_random(out, seed):
     """Deterministic entries in (-0.5, 0.5) (a sine hash): no RNG state to carry."""
@@ -181,7 +174,7 @@ def _orthogonalize(w, basis, count):
     """Remove from ``w`` its components on ``basis[:count]`` (two Gram-Schmidt passes)."""
     for _ in range(2):
         for i in range(count):
-            c = _dot(basis[i], w)
+            c = dot(basis[i], w)
             for t in range(w.shape[0]):
                 w[t] -= c * basis[i, t]
 
@@ -215,7 +208,7 @@ def top_singular_pair(rows, cols, g, u, v, Ub, Vb, B, tol, max_iters, seed):
     m = u.shape[0]
     n = v.shape[0]
     kmax = Ub.shape[0]
-    fro2 = _dot(g, g)
+    fro2 = dot(g, g)
     if not (fro2 > 0.0 and math.isfinite(fro2)):
         # G = 0 (every atom minimizes <G, S>) or non-finite: return a fixed unit pair.
         u[:] = 0.0
@@ -229,8 +222,8 @@ def top_singular_pair(rows, cols, g, u, v, Ub, Vb, B, tol, max_iters, seed):
     # Start vector: the warm start plus a small pseudo-random component.
     work = Vb[kmax]
     _pseudo_random(work, seed)
-    wn = math.sqrt(_dot(work, work))
-    nv = math.sqrt(_dot(v, v))
+    wn = math.sqrt(dot(work, work))
+    nv = math.sqrt(dot(v, v))
     if nv > 0.0 and math.isfinite(nv):
         for t in range(n):
             v[t] = v[t] / nv + START_PERTURBATION * work[t] / wn
@@ -243,7 +236,7 @@ def top_singular_pair(rows, cols, g, u, v, Ub, Vb, B, tol, max_iters, seed):
     converged = False
     retries = 0
     while True:
-        nv = math.sqrt(_dot(v, v))
+        nv = math.sqrt(dot(v, v))
         for t in range(n):
             Vb[0, t] = v[t] / nv
         B[:, :] = 0.0
@@ -260,7 +253,7 @@ def top_singular_pair(rows, cols, g, u, v, Ub, Vb, B, tol, max_iters, seed):
                 for t in range(m):
                     w[t] -= beta * Ub[j - 1, t]
             _orthogonalize(w, Ub, j)
-            alpha = math.sqrt(_dot(w, w))
+            alpha = math.sqrt(dot(w, w))
             if alpha <= tiny:
                 if j == 0:
                     null_start = True
@@ -278,7 +271,7 @@ def top_singular_pair(rows, cols, g, u, v, Ub, Vb, B, tol, max_iters, seed):
             for t in range(n):
                 x[t] -= alpha * Vb[j, t]
             _orthogonalize(x, Vb, j + 1)
-            beta = math.sqrt(_dot(x, x))
+            beta = math.sqrt(dot(x, x))
             k = j + 1
             kc = k
             if beta <= tiny or k >= n:
@@ -328,8 +321,8 @@ def top_singular_pair(rows, cols, g, u, v, Ub, Vb, B, tol, max_iters, seed):
                 v[t] += c * Vb[i, t]
         if converged or iters >= max_iters:
             break
-    nu = math.sqrt(_dot(u, u))
-    nv = math.sqrt(_dot(v, v))
+    nu = math.sqrt(dot(u, u))
+    nv = math.sqrt(dot(v, v))
     if not (nu > 0.0 and nv > 0.0):
         u[:] = 0.0
         u[0] = 1.0
@@ -348,7 +341,7 @@ def top_singular_pair(rows, cols, g, u, v, Ub, Vb, B, tol, max_iters, seed):
     matvec(rows, cols, g, v, gv)
     rmatvec(rows, cols, g, u, gtu)
     iters += 1
-    s = _dot(u, gv)
+    s = dot(u, gv)
     if s < 0.0:
         s = -s
         for t in range(m):
@@ -402,7 +395,7 @@ def _x_dot_atom(U, V, mu, tau, us, vs):
     acc = 0.0
     for a in range(mu.shape[0]):
         if mu[a] > 0.0:
-            acc += mu[a] * _dot(U[a], us) * _dot(V[a], vs)
+            acc += mu[a] * dot(U[a], us) * dot(V[a], vs)
     return tau * tau * acc
 
 
@@ -551,7 +544,7 @@ def completion_advance(
         # The FW atom: an active atom when the LMO returned (numerically) the same one.
         s = -1
         for a in range(cap):
-            if mu[a] > 0.0 and _dot(U[a], lu) * _dot(V[a], lv) >= 1.0 - SAME_ATOM_TOL:
+            if mu[a] > 0.0 and dot(U[a], lu) * dot(V[a], lv) >= 1.0 - SAME_ATOM_TOL:
                 s = a
                 break
         if s >= 0:
@@ -611,7 +604,7 @@ def completion_advance(
                 gs = gatom[loc]
             xs = _x_dot_atom(U, V, mu, tau, us, vs)
             xv = _x_dot_atom(U, V, mu, tau, U[v], V[v])
-            sv = tau2 * _dot(us, U[v]) * _dot(vs, V[v])
+            sv = tau2 * dot(us, U[v]) * dot(vs, V[v])
             for t in range(N):
                 dz[t] = -tau * us[rows[t]] * vs[cols[t]]
             _atom_on_omega(U, V, v, tau, rows, cols, dz, -1.0)

@@ -26,6 +26,7 @@ from ermviz.families.frank_wolfe.variants import (
     BOOST_SETTINGS,
     LAZY_SETTINGS,
     VariantsSolver,
+    initial_lipschitz,
     step_params_of,
     uses_variants_kernel,
 )
@@ -235,24 +236,7 @@ class FrankWolfeSolver(Solver):
         )
 
     def _initial_lipschitz_estimate(self) -> float:
-        """Pedregosa et al. (2020): ``||grad f(x0 + eps d0) - grad f(x0)|| / (eps ||d0||)``
-        along the first FW direction, ``eps = 1e-3``."""
-        pb = self.problem
-        x0 = pb.initial_point()
-        g0 = pb.gradient(x0)
-        s0 = np.zeros_like(x0)
-        if isinstance(pb, SvmDual):
-            s0[int(np.argmin(g0))] = 1.0
-        else:
-            j = int(np.argmax(np.abs(g0)))
-            s0[j] = -pb.radius * np.sign(g0[j]) if g0[j] != 0 else pb.radius
-        d0 = s0 - x0
-        nd = float(np.linalg.norm(d0))
-        if nd == 0.0:
-            return 1.0
-        eps = 1e-3
-        est = float(np.linalg.norm(pb.gradient(x0 + eps * d0) - g0)) / (eps * nd)
-        return est if est > 0.0 else 1.0
+        return initial_lipschitz(self.problem)
 
     def advance(self, max_rows: int, stop_at: int) -> tuple[np.ndarray, int]:
         if max_rows > self._rec.shape[0]:

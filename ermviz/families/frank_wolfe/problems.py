@@ -101,6 +101,11 @@ class SvmDual(Problem):
     def dim(self) -> int:
         return self.n
 
+    @property
+    def constraint_set(self) -> ConstraintSet:
+        """The unit simplex of R^n."""
+        return ConstraintSet("simplex", self.n)
+
     def w_of(self, alpha: np.ndarray) -> np.ndarray:
         """``w = Z alpha``, shape (d,)."""
         return np.asarray(self.X.T @ (alpha * self.y)).ravel()
@@ -199,8 +204,9 @@ class ConstrainedProblem(Problem):
         self._build_constraint()
 
     def derived_radius(self) -> float:
-        """The radius when the settings leave it to the data (None): see the subclasses."""
-        raise NotImplementedError(f"{self.name} needs an explicit radius")
+        """The radius when the settings leave it to the data (None): the unit ball here;
+        least squares derives one from its data."""
+        return 1.0
 
     @property
     def dim(self) -> int:

@@ -156,7 +156,7 @@ class VariantsSolver(Solver):
             gram_cache_mb=float(settings.get("gram_cache_mb", 256.0)),
         )
         if step == "adaptive":
-            self.state.lstate[0] = _initial_lipschitz(problem, cset)
+            self.state.lstate[0] = initial_lipschitz(problem)
         self._rec = np.empty((1024, len(self.columns)))
         # Compile (or load from numba's cache) now, so solver time excludes compilation.
         fw_variants.advance(self.state, self._rec[:0], self.tol, 0)
@@ -168,7 +168,7 @@ class VariantsSolver(Solver):
             Z = sp.diags(problem.y) @ problem.X if sp.issparse(problem.X) else None
             MT = Z.tocsr() if Z is not None else problem.y[:, None] * np.asarray(problem.X)
             return (
-                ConstraintSet("simplex", problem.n),
+                problem.constraint_set,
                 as_kernel_matrix(MT),
                 np.zeros(problem.X.shape[1]),
                 fw_variants.LOSS_CODES["squared"],
@@ -229,9 +229,10 @@ class VariantsSolver(Solver):
         return int(self.state.iteration)
 
 
-def _initial_lipschitz(problem: Problem, cset: ConstraintSet) -> float:
+def initial_lipschitz(problem: Problem) -> float:
     """Pedregosa et al. (2020): ``||grad f(x0 + eps d0) - grad f(x0)|| / (eps ||d0||)``
-    along the first FW direction, ``eps = 1e-3``."""
+    along the first FW direction, ``eps = 1e-3`` (the adaptive rule's first estimate)."""
+    cset = problem.constraint_set
     x0 = problem.initial_point()
     g0 = problem.gradient(x0)
     d0 = cset.dense(cset.vertex(g0)) - x0

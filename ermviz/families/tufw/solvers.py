@@ -52,9 +52,6 @@ def _certificate_kind(problem: Problem) -> str:
     return "fw_gap (stationarity)"
 
 
-_METHOD_NAMES = {"TufwSolver": "tufw", "SpiderFwSolver": "spider-fw", "CsfwSolver": "csfw"}
-
-
 def _require_l1(problem: LogregL1, method: str) -> None:
     """The TUFW kernels' LMO is the l1 ball's: another ``constraint`` is a one-line error."""
     if problem.constraint != "l1":
@@ -111,13 +108,15 @@ class EstimatorSolver(Solver):
     """
 
     columns = k.OUT_COLUMNS
+    #: The method's registry name, for error messages.
+    method_name = "this method"
     LOG_CAP = 1 << 15
     EVAL_TARGET = 0.05  # seconds of replay per kernel call when every iterate is evaluated
 
     def __init__(self, problem: Problem, step: str, settings: dict[str, Any], tol: float):
         if not isinstance(problem, LogregL1):  # the registry pairs these with l1 GLMs only
             raise TypeError(f"{type(self).__name__} does not solve {problem.name}")
-        _require_l1(problem, _METHOD_NAMES.get(type(self).__name__, "this method"))
+        _require_l1(problem, self.method_name)
         self.problem = problem
         self.tol = float(tol)
         self.certificate_kind = _certificate_kind(problem)
@@ -257,6 +256,8 @@ class TufwSolver(EstimatorSolver):
     ``K``, drift control (``rebuild_h_every``, ``rebuild_H_passes``), evaluation schedule.
     """
 
+    method_name = "tufw"
+
     def __init__(
         self,
         problem: Problem,
@@ -319,6 +320,8 @@ class SpiderFwSolver(EstimatorSolver):
     each starting with a full gradient, then SARAH/SPIDER minibatch corrections of
     ``batch`` samples (defaults ``ceil(sqrt(n))``, the paper's values are unconfirmed)."""
 
+    method_name = "spider-fw"
+
     def __init__(self, problem: Problem, step: str, settings: dict[str, Any], tol: float):
         super().__init__(problem, step, settings, tol)
         self.istate[k.I_BATCH] = int(settings.get("batch") or _sqrt_n(self.n))
@@ -354,6 +357,8 @@ class CsfwSolver(EstimatorSolver):
     """Constant-batch stochastic FW (Negiar et al., ICML 2020; SAG-type variant as in the
     reference implementation copt ``minimize_sfw``): per-sample memory ``alpha_i``,
     ``batch`` samples per iteration (default ``ceil(sqrt(n))``, unconfirmed)."""
+
+    method_name = "csfw"
 
     def __init__(self, problem: Problem, step: str, settings: dict[str, Any], tol: float):
         super().__init__(problem, step, settings, tol)
