@@ -15,10 +15,10 @@ import pytest
 
 from ermviz.app import datasets as datasets_mod
 from ermviz.app import model as model_mod
-from ermviz.app import streaming as streaming_mod
-from ermviz.app import urlstate
+from ermviz.app import thinning, urlstate
 from ermviz.app.model import DashboardModel, RunSpec
-from ermviz.app.streaming import FLOOR, Streamer, geometry_for, thin_rows
+from ermviz.app.streaming import FLOOR, Streamer, geometry_for
+from ermviz.app.thinning import thin_rows
 from ermviz.errors import SettingError
 from ermviz.registry import PROBLEMS
 
@@ -285,7 +285,7 @@ def test_thin_rows_keeps_a_geometric_grid_and_the_newest_row():
     assert np.all(np.diff(idx) > 0)
     # Every iteration while consecutive ones are a grid step apart (k + 1 < 1 / (r - 1)),
     # then one point per grid step: ln(10) / ln(r) per decade.
-    r = streaming_mod.GRID_RATIO
+    r = thinning.GRID_RATIO
     early = int(1.0 / (r - 1.0))
     assert np.array_equal(idx[:early], np.arange(early))
     expected = early + math.log(it.size / early) / math.log(r)

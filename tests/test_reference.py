@@ -15,7 +15,8 @@ import pytest
 
 from ermviz.app.model import DashboardModel
 from ermviz.app.references import MAX_REFERENCES, differences
-from ermviz.app.streaming import FLOOR, thin_rows
+from ermviz.app.streaming import FLOOR
+from ermviz.app.thinning import thin_rows
 
 BROWSER = Path("/usr/bin/chromium").exists() and importlib.util.find_spec("playwright")
 if BROWSER:

@@ -21,16 +21,14 @@ becomes a notification (and, during a race, a run status) instead of a frozen pa
 
 from __future__ import annotations
 
-import asyncio
 import functools
 import html
-import threading
 import time
-from collections.abc import Callable
 from typing import Any
 
 import panel as pn
 
+from ermviz.app.background import in_thread
 from ermviz.app.controls import ControlsView
 from ermviz.app.export_view import ExportView
 from ermviz.app.lessons_view import TAB_INDEX, LessonsView
@@ -152,7 +150,7 @@ class Dashboard(ControlsView, RaceView, TeachingView, ExportView, LessonsView):
             self.model.stop(wait=0.5)
             # Loading data and compiling (or loading) kernels may take seconds on big
             # sets: a worker thread keeps the page responsive meanwhile.
-            slots = await _in_thread(self.model.prepare)
+            slots = await in_thread(self.model.prepare)
             if self.model.closed:
                 return  # the page closed while the race was built: nothing to show or run
             self.launch(slots)
@@ -318,29 +316,6 @@ class Dashboard(ControlsView, RaceView, TeachingView, ExportView, LessonsView):
             accent="#1f77b4",
             main_layout=None,
         )
-
-
-async def _in_thread(work: Callable[[], Any]) -> Any:
-    """``await`` ``work()`` run on a thread of its own that ends with it: unlike the event
-    loop's default executor, no idle worker outlives it (a server that has served many
-    sessions holds as many threads as a fresh one; benchmarks/bench_load.py)."""
-    loop = asyncio.get_running_loop()
-    done = loop.create_future()
-
-    def settle(exc: BaseException | None, result: Any) -> None:
-        if not done.done():  # (cancelled when the session went away meanwhile)
-            done.set_exception(exc) if exc is not None else done.set_result(result)
-
-    def target() -> None:
-        try:
-            result = work()
-        except BaseException as exc:  # handed to the awaiting coroutine
-            loop.call_soon_threadsafe(settle, exc, None)
-        else:
-            loop.call_soon_threadsafe(settle, None, result)
-
-    threading.Thread(target=target, name="ermviz-prepare", daemon=True).start()
-    return await done
 
 
 def _release_memory() -> None:

@@ -2,7 +2,7 @@
 
 "Keep as reference" (:meth:`~ermviz.app.model.DashboardModel.keep_reference`) turns the
 finished (or stopped) race into a :class:`Reference`: per run its label, colour and its
-trace thinned on the live plots' geometric grid (:func:`~ermviz.app.streaming.thin_rows`,
+trace thinned on the live plots' geometric grid (:func:`~ermviz.app.thinning.thin_rows`,
 the points the plots drew, a few hundred rows rather than up to 100,000), copied, so the
 reference holds no live object and costs little memory. It also records the race's
 set-up, so the page can say which setting differs from the one racing now.
@@ -22,6 +22,7 @@ import numpy as np
 import pandas as pd
 
 from ermviz.app.race import Slot
+from ermviz.app.thinning import thin_rows
 
 #: References kept at once (each adds a faded line per run to every plot).
 MAX_REFERENCES = 3
@@ -68,9 +69,6 @@ class Reference:
 def thinned_frame(frame: pd.DataFrame) -> pd.DataFrame:
     """The rows of a whole trace frame the live plots keep: the first row of each bin of
     the geometric grid in the iteration, and the last row (a copy)."""
-    # Imported here: streaming needs Bokeh, which the model must not load at import time.
-    from ermviz.app.streaming import thin_rows
-
     idx, _ = thin_rows(frame["iteration"].to_numpy(dtype=float), -1.0)
     return frame.iloc[idx].reset_index(drop=True).copy()
 

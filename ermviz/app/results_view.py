@@ -22,6 +22,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from ermviz.app.background import in_thread
 from ermviz.app.messages import one_line
 from ermviz.app.results_model import SMALL_SWEEP, ResultsModel, eps_text, folder_access
 
@@ -274,8 +275,6 @@ class ResultsView:
 
     async def _run_small_sweep(self, event: Any = None) -> None:
         """Run the bundled small sweep off the page's thread, then show its folder."""
-        from ermviz.app.page import _in_thread
-
         m = self.model
         folder = m.begin_small_sweep()
         if folder is None:
@@ -283,7 +282,7 @@ class ResultsView:
         push = self._progress_pusher()
         error: BaseException | None = None
         try:
-            await _in_thread(lambda: m.run_small_sweep(folder, push))
+            await in_thread(lambda: m.run_small_sweep(folder, push))
         except Exception as exc:  # told in one line by end_small_sweep
             error = exc
         self._guard("small sweep", lambda: m.end_small_sweep(folder, error))

@@ -8,8 +8,8 @@ message to the browser. This design was measured on the 2-core target machine: H
 ``Buffer`` streams lost points or stalled the server, scheduling a callback per solver
 chunk fell seconds behind, and ``stream`` cannot be called from a solver thread at all.
 
-Thinning: a row is sent when its iteration crosses the next point of a geometric grid
-(ratio :data:`GRID_RATIO`: every iteration up to ~10, then ~24 points per decade), and
+Thinning (:mod:`ermviz.app.thinning`): a row is sent when its iteration crosses the next
+point of a geometric grid (every iteration up to ~10, then ~24 points per decade), and
 the newest row of every tick is always sent so curves end at the current iterate. The
 periodic callback stops as soon as no run of the session is advancing (the server is idle
 when nothing runs) and is restarted by :meth:`Streamer.start`.
@@ -36,6 +36,7 @@ from bokeh.models import ColumnDataSource
 
 from ermviz.app.model import THRESHOLDS, DashboardModel, Slot
 from ermviz.app.references import Reference
+from ermviz.app.thinning import thin_rows
 from ermviz.base import Problem
 from ermviz.geometry import Geometry
 from solvers.tags import STEP_NAMES
@@ -54,12 +55,6 @@ FIRST_PULL_MS = 40
 DISCONNECT_GRACE = 0.5
 #: Seconds between two updates of the best objective seen (suboptimality plot).
 BEST_PERIOD = 1.0
-#: Ratio of the geometric grid in the iteration count that decides which rows are sent:
-#: every iteration up to ~10, then ~24 points per decade (a point every 4 px or so of a
-#: log axis). The repaint cost grows with the points drawn: measured with the browser on
-#: the server's 2 cores, chromium's share of a core was ~27 % at 1.02, ~20 % at 1.05
-#: (with three live plots), and 8.2-8.5 % at 1.05 against 7.7-7.8 % at 1.1 (two).
-GRID_RATIO = 1.1
 #: Smallest value plotted on a log axis (certificates, step sizes).
 FLOOR = 1e-16
 #: Columns of every run's trace source.
@@ -78,7 +73,6 @@ TRACE_COLUMNS = (
 )
 #: Columns of every run's objective source (the suboptimality plot's own).
 OBJECTIVE_COLUMNS = ("iteration", "k1", "objective", "work", "w1")
-_LOG_RATIO = math.log(GRID_RATIO)
 
 
 def _empty_objective() -> dict[str, list]:
@@ -125,23 +119,6 @@ def band_of(traces: list[dict[str, Any]]) -> dict[str, np.ndarray]:
 
 def _empty_trace() -> dict[str, Any]:
     return {c: ([] if c == "step" else np.zeros(0)) for c in TRACE_COLUMNS}
-
-
-def thin_rows(iteration: np.ndarray, last_bin: float) -> tuple[np.ndarray, float]:
-    """Indices of the rows to send and the new last grid bin.
-
-    A row is kept when its grid bin ``floor(log(it + 1) / log(GRID_RATIO))`` is beyond
-    ``last_bin`` and it is the first row of that bin; the last row is always kept.
-    """
-    if iteration.size == 0:
-        return np.zeros(0, dtype=np.int64), last_bin
-    bins = np.floor(np.log1p(np.maximum(iteration, 0.0)) / _LOG_RATIO)
-    first = np.ones(bins.size, dtype=bool)
-    first[1:] = bins[1:] != bins[:-1]
-    keep = first & (bins > last_bin)
-    keep[-1] = True
-    idx = np.flatnonzero(keep)
-    return idx, max(last_bin, float(bins[-1]))
 
 
 def frozen_trace_data(frame: pd.DataFrame, work_column: str = "iteration") -> dict[str, list]:
