@@ -50,15 +50,18 @@ def test_a_file_arrives_byte_for_byte(widget, size):
         w._handle_msg(msg)
     assert got["errors"] == []
     assert got["files"] == [("f.csv", content)]
-    assert w.status.startswith("received f.csv")
+    # Received, not loaded: on_file (which here reports nothing) decides that.
+    assert w.status.startswith("received f.csv") and w.status.endswith("checking it…")
 
 
 def test_too_large_files_are_refused_before_and_after_sending(widget):
     w, got = widget
     w._handle_msg({"kind": "too_big", "name": "big.svm", "size": 6 * CHUNK_BYTES})
     assert got["errors"] == [
-        "big.svm: 6.0 MB is over the 5 MB upload limit; use a catalog dataset or a smaller file"
+        "big.svm: 6.0 MB is over the 5 MB upload limit, so nothing was loaded; use a catalog "
+        "dataset or a smaller file"
     ]
+    assert w.status == got["errors"][0]
     # A page that lies about the size cannot send more than it announced.
     msgs = _messages(b"x" * 10)
     msgs[0]["size"] = 4
@@ -84,6 +87,7 @@ def test_broken_transfers_end_in_one_message_and_no_file(widget, damage, message
         w._handle_msg(msg)
     assert got["files"] == []
     assert len(got["errors"]) == 1 and message in got["errors"][0]
+    assert "nothing was loaded" in got["errors"][0] and w.status == got["errors"][0]
 
 
 def test_a_newer_transfer_replaces_an_unfinished_one(widget):
@@ -92,3 +96,55 @@ def test_a_newer_transfer_replaces_an_unfinished_one(widget):
     for msg in first[:1] + second + first[1:]:  # a's chunks arrive after b started
         w._handle_msg(msg)
     assert got == {"files": [("b.csv", b"b" * 50)], "errors": []}
+
+
+# -- through the dashboard's controls (no browser) -------------------------------------------
+
+PROSE = (
+    b"Homework notes, week 3.\nRead chapter two, then answer questions 1 to 4.\n"
+    b"Remember: the deadline is Friday.\n"
+)
+
+
+def _dashboard():
+    pytest.importorskip("panel")
+    from ermviz.app.model import DashboardModel
+    from ermviz.app.page import Dashboard
+
+    notes: list[tuple[str, str]] = []
+    model = DashboardModel(notifier=lambda level, msg: notes.append((level, msg)))
+    return Dashboard(model), model, notes
+
+
+def test_a_refused_upload_says_what_was_wrong_and_that_nothing_was_loaded():
+    dash, model, notes = _dashboard()
+    before = (model.dataset, list(model.param.dataset.objects))
+    for msg in _messages(PROSE, "homework_notes.txt"):
+        dash.upload._handle_msg(msg)
+    assert [level for level, _ in notes] == ["error"]
+    message = notes[0][1]
+    assert message.startswith("could not read homework_notes.txt, so nothing was loaded: ")
+    assert "line 1: label 'Homework' is not a number" in message
+    assert "CSV" not in message  # prose is not CSV: no advice to rename it .csv
+    # The drop zone says the same, not "received homework_notes.txt".
+    assert dash.upload.status == message
+    assert (model.dataset, list(model.param.dataset.objects)) == before
+    assert model.uploads == {}
+
+
+def test_a_csv_file_named_txt_is_refused_with_the_csv_hint():
+    dash, _, notes = _dashboard()
+    for msg in _messages(b"0.5,1.5,1\n2.0,0.1,-1\n", "points.txt"):
+        dash.upload._handle_msg(msg)
+    assert len(notes) == 1 and "nothing was loaded" in notes[0][1]
+    assert "this looks like CSV: give the file a name ending in .csv" in notes[0][1]
+    assert dash.upload.status == notes[0][1]
+
+
+def test_an_accepted_upload_is_loaded_and_the_drop_zone_says_so():
+    dash, model, notes = _dashboard()
+    for msg in _messages(b"0.5,1.5,1\n2.0,0.1,-1\n1.0,1.0,1\n", "points.csv"):
+        dash.upload._handle_msg(msg)
+    assert notes == [("success", "loaded points.csv; it is selected")]
+    assert dash.upload.status == "loaded points.csv; it is selected"
+    assert model.dataset == "upload:points.csv"

@@ -185,10 +185,20 @@ class ControlsView:
             self.model.dataset = event.new
 
     def _on_upload(self, filename: str, content: bytes) -> None:
-        name = self.model.add_upload(filename, content)
+        # The drop zone shows the outcome too: a refusal there must not read like success.
+        seen = len(self.model.messages)
+        name = None
+        try:
+            name = self.model.add_upload(filename, content)
+        finally:
+            if name is None:  # refused: add_upload (or the guard) notified why
+                said = [text for _, text in self.model.messages[seen:]]
+                self.upload.show_outcome(said[-1] if said else f"{filename}: nothing was loaded")
         if name is not None:
             self._sync_dataset_widget()
-            self.model.notify(f"loaded {name[len(UPLOAD_PREFIX) :]}; it is selected", "success")
+            loaded = f"loaded {name[len(UPLOAD_PREFIX) :]}; it is selected"
+            self.upload.show_outcome(loaded)
+            self.model.notify(loaded, "success")
 
     def _on_tol(self, event: Any) -> None:
         try:

@@ -241,14 +241,15 @@ def upload_file_name(filename: str) -> str:
 
 def upload_refusal(safe: str, content: bytes) -> str | None:
     """Why ``content`` (uploaded as ``safe``) is refused before it is stored: over
-    :data:`MAX_UPLOAD_BYTES`, or empty; None when it may be stored."""
+    :data:`MAX_UPLOAD_BYTES`, or empty; None when it may be stored. Every refusal of an
+    upload says that nothing was loaded (the dataset selected stays as it was)."""
     if len(content) > MAX_UPLOAD_BYTES:
         return (
             f"{safe}: {len(content) / 2**20:.1f} MB is over the {MAX_UPLOAD_BYTES // 2**20} MB "
-            "upload limit; use a catalog dataset or a smaller file"
+            "upload limit, so nothing was loaded; use a catalog dataset or a smaller file"
         )
     if not content.strip():
-        return f"{safe}: the file is empty"
+        return f"{safe}: the file is empty, so nothing was loaded"
     return None
 
 
@@ -269,7 +270,7 @@ def store_upload(folder: Path, safe: str, content: bytes) -> Path:
             shutil.rmtree(sub, ignore_errors=True)
         raise DataError(
             f"could not store {safe} on the server ({type(exc).__name__}: {exc.strerror or exc})"
-            "; try again later, or use a catalog dataset"
+            ", so nothing was loaded; try again later, or use a catalog dataset"
         ) from None
     try:
         data_mod.load_dataset(path)
@@ -277,5 +278,5 @@ def store_upload(folder: Path, safe: str, content: bytes) -> Path:
         shutil.rmtree(sub, ignore_errors=True)
         # Name the user's file, not the server's temporary path (as given or resolved).
         message = one_line(exc).replace(str(path.resolve()), safe).replace(str(path), safe)
-        raise DataError(f"could not read {safe}: {message}") from exc
+        raise DataError(f"could not read {safe}, so nothing was loaded: {message}") from exc
     return path

@@ -11,6 +11,12 @@ refuses above its message limit (20 MB by default), without telling the user.
 The browser reads the chosen or dropped file in slices of :data:`CHUNK_BYTES` and sends
 each as one message (base64); the server appends them in order, checks offsets and sizes
 itself (a page can send anything), and hands the complete file to ``on_file``.
+
+The line under the prompt (``status``) never reads like success before the file is
+loaded: "received X; checking it…" once the bytes are in, then what ``on_file`` reports
+(:meth:`ChunkedUpload.show_outcome`: "loaded X" or why nothing was loaded). A transfer
+refused here (too large, broken) says so, and that nothing was loaded, there and through
+``on_error``.
 """
 
 from __future__ import annotations
@@ -33,10 +39,12 @@ class ChunkedUpload(JSComponent):
     Parameters
     ----------
     on_file : callable(filename: str, content: bytes)
-        Called on the server's event loop once a file has fully arrived.
+        Called on the server's event loop once a file has fully arrived; it reports what
+        became of the file with :meth:`show_outcome` (until then the drop zone says the
+        file is being checked).
     on_error : callable(message: str)
         Called with a one-line message when a file is refused (too large, broken
-        transfer).
+        transfer): what was wrong, and that nothing was loaded.
     max_bytes : int
         Largest file accepted, in bytes (checked in the browser before sending and again
         on the server).
@@ -136,8 +144,14 @@ export function render({ model }) {
         self._on_error = on_error
         self._transfer: dict[str, Any] | None = None
 
-    def _refuse(self, message: str) -> None:
+    def show_outcome(self, text: str) -> None:
+        """Show what became of the last file under the prompt: ``loaded X ...``, or the
+        one-line reason nothing was loaded."""
+        self.status = text
+
+    def _refuse(self, name: str, problem: str, fix: str = "please try again") -> None:
         self._transfer = None
+        message = f"{name}: {problem}, so nothing was loaded; {fix}"
         self.status = message
         self._on_error(message)
 
@@ -150,13 +164,13 @@ export function render({ model }) {
             name = str(msg.get("name", "file"))
             size = msg.get("size")
             if not isinstance(size, int) or size < 0:
-                self._refuse(f"{name}: the browser sent no valid file size")
+                self._refuse(name, "the browser sent no valid file size")
                 return
             if size > self.max_bytes:
                 self._refuse(
-                    f"{name}: {size / 2**20:.1f} MB is over the {self.max_bytes / 2**20:g} MB "
-                    "upload limit; "
-                    "use a catalog dataset or a smaller file"
+                    name,
+                    f"{size / 2**20:.1f} MB is over the {self.max_bytes / 2**20:g} MB upload limit",
+                    "use a catalog dataset or a smaller file",
                 )
                 return
             if kind == "start":
@@ -173,23 +187,22 @@ export function render({ model }) {
             return  # a transfer already refused, or replaced by a newer one
         if kind == "chunk":
             if msg.get("offset") != len(t["buf"]):
-                self._refuse(f"{t['name']}: the upload arrived out of order; please try again")
+                self._refuse(t["name"], "the upload arrived out of order")
                 return
             try:
                 part = base64.b64decode(str(msg.get("data", "")), validate=True)
             except (binascii.Error, ValueError):
-                self._refuse(f"{t['name']}: the upload arrived damaged; please try again")
+                self._refuse(t["name"], "the upload arrived damaged")
                 return
             if len(t["buf"]) + len(part) > t["size"]:
-                self._refuse(f"{t['name']}: more data arrived than the file's size; try again")
+                self._refuse(t["name"], "more data arrived than the file's size")
                 return
             t["buf"] += part
         elif kind == "end":
             self._transfer = None
             if len(t["buf"]) != t["size"]:
-                self._refuse(
-                    f"{t['name']}: {len(t['buf'])} of {t['size']} bytes arrived; please try again"
-                )
+                self._refuse(t["name"], f"{len(t['buf'])} of {t['size']} bytes arrived")
                 return
-            self.status = f"received {t['name']} ({t['size'] / 2**20:.2f} MB)"
+            # Not "loaded" yet: on_file checks the file, then shows the outcome.
+            self.status = f"received {t['name']} ({t['size'] / 2**20:.2f} MB); checking it…"
             self._on_file(t["name"], bytes(t["buf"]))

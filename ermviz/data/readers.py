@@ -328,9 +328,12 @@ def _line_problem(tokens: list[str], lowest: int, highest: int | None, why_p: st
 
 
 def _csv_hint(content: str) -> str:
-    if "," in content and ":" not in content:
-        return " (this looks like CSV: give the file a name ending in .csv)"
-    return ""
+    """A hint for a CSV line in a file read as LIBSVM: comma-separated single tokens
+    (numbers or a header's names), not prose, whose comma-separated parts hold spaces."""
+    fields = content.split(",")
+    if ":" in content or len(fields) < 2 or any(len(f.split()) > 1 for f in fields):
+        return ""
+    return " (this looks like CSV: give the file a name ending in .csv)"
 
 
 def _read_csv(path: Path, label_column: int | str) -> _Parsed:
