@@ -9,7 +9,7 @@ the caller already set it. Tests never download: ``ERMVIZ_OFFLINE=1`` unless set
 from __future__ import annotations
 
 import os
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
@@ -123,10 +123,72 @@ def shared_data(monkeypatch: pytest.MonkeyPatch, tmp_path_factory: pytest.TempPa
 
 @pytest.fixture(scope="session")
 def real_data(ermviz_data_env: str | None) -> str:
-    """The folder ERMVIZ_DATA points at for the session; skips only when there is none."""
+    """The folders ERMVIZ_DATA points at for the session; skips when there is none, or
+    when none of them holds a single catalog file (an empty data folder). A test that
+    needs particular files also asks for them with :func:`requires_data`."""
     if not ermviz_data_env or not Path(ermviz_data_env.split(os.pathsep)[0]).is_dir():
         pytest.skip(
             "needs the real datasets: set ERMVIZ_DATA or put ../shared/datasets next to the "
             "repository"
         )
+    from ermviz.data.sources import _find_file, catalog
+
+    folders = [Path(part) for part in ermviz_data_env.split(os.pathsep) if part]
+    if not any(_find_file(entry.file, folders) for entry in catalog().values()):
+        pytest.skip(
+            f"needs the real datasets: ERMVIZ_DATA={ermviz_data_env} holds no catalog file "
+            "(set ERMVIZ_DATA to the folder that holds them)"
+        )
     return ermviz_data_env
+
+
+def missing_catalog_files(names: tuple[str, ...]) -> str | None:
+    """Why catalog datasets ``names`` cannot be loaded here (their files are on none of
+    the folders searched, and tests never download), or None when all are found."""
+    from ermviz.data import locate
+    from ermviz.data.sources import catalog
+
+    entries = catalog()
+    unknown = [n for n in names if n not in entries]
+    if unknown:  # a typo in a test, not a missing file
+        raise ValueError(f"requires_data: {unknown} are not catalog names")
+    missing = [n for n in names if locate(n) is None]
+    if not missing:
+        return None
+    files = ", ".join(entries[n].file for n in missing)
+    return (
+        f"catalog file {files} not found (set ERMVIZ_DATA to the folder that holds it; "
+        "`python -m ermviz datasets` lists the folders searched)"
+    )
+
+
+@pytest.fixture(scope="session")
+def requires_data(ermviz_data_env: str | None) -> Callable[..., None]:
+    """``requires_data("a1a", ...)`` skips the calling test (or fixture, of any scope)
+    with the reason when a catalog file is not found; under CI the skip fails the run.
+
+    The marker ``@pytest.mark.requires_data("a1a", ...)`` does the same for a test (or a
+    ``pytest.param``); a module- or class-scoped fixture that loads a catalog file runs
+    before the marker is read, so it calls this fixture itself.
+    """
+
+    def need(*names: str) -> None:
+        reason = missing_catalog_files(names)
+        if reason:
+            pytest.skip(reason)
+
+    return need
+
+
+@pytest.fixture(autouse=True)
+def _requires_data_marker(request: pytest.FixtureRequest) -> None:
+    names = tuple(n for mark in request.node.iter_markers("requires_data") for n in mark.args)
+    if names:
+        request.getfixturevalue("requires_data")(*names)
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    config.addinivalue_line(
+        "markers",
+        "requires_data(*names): skips (fails under CI) when a catalog file is not found",
+    )

@@ -20,8 +20,9 @@ What is checked, against independent references:
 * along a run (checkpoints every 20 iterations) the recorded certificate is >= the exact
   gap, for a converging and a sublinear method;
 * at the default radius the held-out RMSE beats predicting the training mean by 25%;
-* a feature-matrix dataset (a1a, and the regression set sk-diabetes) raises the one-line
-  DataError; a triplet-form Dataset gives the same problem as the RatingsData;
+* a feature-matrix dataset (bundled: the sparse binary sparse-synthetic, CSR as a1a, and
+  the dense regression set sk-diabetes) raises the one-line DataError; a triplet-form
+  Dataset gives the same problem as the RatingsData;
 * active-set re-factoring keeps ``X`` and exact convex weights.
 """
 
@@ -136,7 +137,7 @@ def test_heldout_rmse_beats_the_training_mean(data):
     assert rmse < 0.75 * baseline
 
 
-@pytest.mark.parametrize("name", ["a1a", "sk-diabetes"])
+@pytest.mark.parametrize("name", ["sparse-synthetic", "sk-diabetes"])
 def test_a_feature_matrix_is_refused_with_one_line(name):
     ds = load_dataset(name)
     with pytest.raises(DataError) as err:

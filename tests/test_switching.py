@@ -73,11 +73,9 @@ def _errors(model: DashboardModel) -> set[str]:
     return {slot.error for slot in slots if slot.error}
 
 
-@pytest.mark.filterwarnings("ignore::UserWarning")
-def test_every_dataset_and_problem_switch_keeps_no_setting_of_the_previous_one():
-    dash, model, notes = _dashboard()
-    datasets = list(model.param.dataset.objects)
-    assert {"wdbc", "toy-2d", "a1a"} <= set(datasets)  # the catalog data is on this machine
+def _switch_through(dash, model: DashboardModel, notes: list, datasets: list[str]) -> None:
+    """Switch to each of ``datasets``, then to each problem offered for it, checking that
+    nothing is notified and the configuration stays consistent."""
     pairs = 0
     for dataset in datasets:
         stale = _stale_widgets(dash)
@@ -99,6 +97,28 @@ def test_every_dataset_and_problem_switch_keeps_no_setting_of_the_previous_one()
             pairs += 1
     assert pairs == len(datasets) * len(PROBLEMS)
     assert model.messages == []
+
+
+@pytest.mark.filterwarnings("ignore::UserWarning")
+def test_every_dataset_and_problem_switch_keeps_no_setting_of_the_previous_one():
+    from ermviz.data import bundled_names, catalog, locate
+
+    dash, model, notes = _dashboard()
+    datasets = list(model.param.dataset.objects)
+    # Every bundled set is offered, and exactly the catalog sets whose file is found here
+    # (none on a machine without a data folder).
+    assert set(bundled_names()) <= set(datasets)
+    found = {name for name in catalog() if locate(name) is not None}
+    assert {d for d in datasets if d in catalog()} == found
+    _switch_through(dash, model, notes, datasets)
+
+
+@pytest.mark.requires_data("a1a")
+@pytest.mark.filterwarnings("ignore::UserWarning")
+def test_a_catalog_file_found_is_offered_and_switched_to_cleanly():
+    dash, model, notes = _dashboard()
+    assert "a1a" in model.param.dataset.objects
+    _switch_through(dash, model, notes, ["wdbc", "a1a", "toy-2d"])
 
 
 def test_a_setting_valid_only_for_the_previous_problem_is_dropped_on_a_switch():
