@@ -358,6 +358,14 @@ def test_a_link_with_a_file_path_drops_the_dataset_and_keeps_the_rest(
         15,
         "the URL to show the page's set-up: the default dataset with the link's tol",
     )
+    # A link of nothing but the refused element: the address bar is rewritten all the same.
+    _open(page, server + "?dataset=/etc/passwd")
+    page.locator(".notyf__message", has_text="catalog or bundled").first.wait_for()
+    _wait(
+        lambda: _query(page).get("dataset") == ["wdbc"] and "passwd" not in page.url,
+        15,
+        "the URL to show the default set-up, not the refused path",
+    )
 
 
 def test_a_link_opens_the_teaching_set_up(server: str, page: Page) -> None:

@@ -252,6 +252,28 @@ def test_url_state_rejects_an_existing_file_path(tmp_path):
         urlstate.decode(f"dataset={path}")
 
 
+@pytest.mark.parametrize("link", ["?dataset=/etc/passwd", "?dataset=/etc/passwd&tol=1e-3"])
+def test_the_address_bar_shows_the_applied_set_up_after_a_refusal(link):
+    from panel.io.location import Location
+
+    m = make_model()
+    location = Location(search=link)  # what the browser asked for
+    assert "dropped 1 element" in urlstate.load(m, link, report=False)
+    urlstate.rewrite_refused(m, location)
+    applied = "?" + urlstate.encode(m)
+    assert location.search == applied and "passwd" not in location.search
+    assert urlstate.decode(location.search) == urlstate.decode(applied)  # a valid link
+    assert ("tol=0.001" in applied) == ("tol" in link) and "dataset=wdbc" in applied
+    # The browser's own report of its address (which may reach the server after the
+    # rewrite), or Back to the refused link: rewritten again. Any other address is kept.
+    location.search = link
+    assert location.search == applied
+    location.search = "?dataset=blobs"
+    assert location.search == "?dataset=blobs"
+    location.search = link
+    assert location.search == applied
+
+
 def test_a_link_that_changes_the_problem_keeps_its_runs():
     # urlstate.apply sets the problem (which fits the race to it) before the link's runs.
     m = make_model()

@@ -391,7 +391,7 @@ def build_dashboard(query: str | None = None) -> Dashboard:
 
         def rejected() -> None:
             dash.model.notify(problem)
-            urlstate.write(dash.model, location)  # the URL shows what the page shows
+            urlstate.rewrite_refused(dash.model, location)  # the URL shows what the page shows
 
         pn.state.onload(rejected)
     if location is not None:

@@ -20,7 +20,8 @@ repeated key, a value out of the range of the control it sets or of the runner's
 a run whose method does not solve the problem, a setting the problem or run does not
 take, a dropped dataset) is left out with its own one-line reason, everything valid is
 applied (on the default dataset when the dataset was dropped), and one notification
-lists what was dropped; a link with nothing valid leaves the defaults. Keys and values
+lists what was dropped; a link with nothing valid leaves the defaults. After a refusal the
+address bar is rewritten to the set-up applied (:func:`rewrite_refused`). Keys and values
 longer than :data:`MAX_LINK_VALUE` characters are dropped unread, and a link of more
 than :data:`MAX_LINK_FIELDS` fields is not read at all. ``lesson=`` is handled by
 :mod:`ermviz.app.page` before this module sees the link (here it is an unknown key).
@@ -465,6 +466,35 @@ def write(model: DashboardModel, location: Any) -> None:
     search = "?" + encode(model)
     if location.search != search:
         location.search = search
+
+
+def _pairs(search: str) -> list[tuple[str, str]]:
+    try:
+        return parse_qsl(search.lstrip("?"), keep_blank_values=True, max_num_fields=MAX_LINK_FIELDS)
+    except ValueError:  # over the field limit: compared as text
+        return [("", search)]
+
+
+def rewrite_refused(model: DashboardModel, location: Any) -> None:
+    """After a link was refused in part or whole: set ``location.search`` (the address
+    bar) to the set-up applied, so that the refused elements are no longer shown (nor
+    copied into a shared link), and keep it so.
+
+    The browser reports its address once its page has rendered, and that report may reach
+    the server after this rewrite (on a busy server, seen as an address bar that kept
+    ``?dataset=/etc/passwd``): whenever the browser reports the refused link again (that
+    report, or Back to it), the applied set-up is written once more.
+    """
+    if location is None:
+        return
+    refused = _pairs(location.search)
+    write(model, location)
+
+    def again(event: Any) -> None:
+        if event.new != event.old and _pairs(event.new) == refused:
+            write(model, location)
+
+    location.param.watch(again, "search")
 
 
 def follow(model: DashboardModel, location: Any) -> None:
