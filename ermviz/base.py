@@ -44,9 +44,9 @@ class Solver(ABC):
     #: the runner subtracts them from solver time.
     eval_seconds: float = 0.0
     eval_cpu_seconds: float = 0.0
-    #: Warnings about this set-up that the user should see before the run starts (e.g.
-    #: badly scaled features for a coordinate method); the CLI prints them, the dashboard
-    #: shows them as notices.
+    #: Warnings about this set-up that the user should see before the run starts; the CLI
+    #: prints them, the dashboard shows them as notices. (Badly scaled features are the
+    #: problem's ``scaling`` check, :mod:`ermviz.families.scaling`, shown the same way.)
     notices: tuple[str, ...] = ()
     #: Record columns whose final value the CLI's JSON summary reports beside the
     #: objective and gap (work counters such as ``kernel_evals`` or ``samples``).

@@ -219,8 +219,12 @@ def _cmd_run(args: argparse.Namespace) -> int:
     validate_method_side(cfg)  # bad names and settings fail before the data are loaded
     problem = make_problem(cfg)
     # Warnings about the set-up go out before the solver is built (compilation may take
-    # seconds on a fresh install).
-    for notice in spec.advise(problem) if spec.advise else ():
+    # seconds on a fresh install): the problem's scaling check (badly scaled features,
+    # ermviz.families.scaling), then the method's own advice.
+    from ermviz.families.scaling import scaling_notices
+
+    advice = spec.advise(problem) if spec.advise else ()
+    for notice in dict.fromkeys([*scaling_notices(problem, cfg.method), *advice]):
         print(f"ermviz: warning: {notice}", file=sys.stderr, flush=True)
     if args.repeat == 1:
         result, run = _run_once(cfg, problem, args, t_start)

@@ -75,6 +75,7 @@ from ermviz.app.runspec import (
 from ermviz.base import Problem
 from ermviz.errors import DataError
 from ermviz.experiment import Preprocessing, RunConfig, load_data, make_run
+from ermviz.families.scaling import scaling_notices
 from ermviz.registry import METHODS, PROBLEMS, build_problem, get_problem
 from ermviz.runner import Budget, Run
 from ermviz.settings import Setting
@@ -481,7 +482,17 @@ class DashboardModel(param.Parameterized):
                     self.notify(f"{slot.label}: {slot.error}")
         # Set-up warnings (e.g. badly scaled features for coordinate descent), once each
         # even when several runs of the race raise the same one.
-        notices = (n for s in slots if s.run is not None for n in s.run.solver.notices)
+        # The problem's scaling check (ermviz.families.scaling) reads for each run's method
+        # but words its warning alike for all of them: one per race.
+        notices = (
+            n
+            for s in slots
+            if s.run is not None
+            for n in (
+                *scaling_notices(getattr(s.run.solver, "problem", None), s.run.info.method),
+                *s.run.solver.notices,
+            )
+        )
         for notice in dict.fromkeys(notices):
             self.notify(dashboard_wording(notice), "warning")
 

@@ -43,6 +43,7 @@ from ermviz.families.common import (
     spectral_norm_sq,
 )
 from ermviz.families.frank_wolfe.constraints import CONSTRAINT_SETTINGS, ConstraintSet
+from ermviz.families.scaling import ScalingCheck
 from ermviz.geometry import (
     Geometry,
     box_geometry,
@@ -55,6 +56,9 @@ from ermviz.settings import Setting
 #: Vanilla against away-step against pairwise FW, each with its exact line search: the
 #: lesson of Lacoste-Julien & Jaggi (2015), linear convergence of the last two.
 FW_RACE: tuple[tuple[str, str], ...] = (("fw", "exact"), ("afw", "exact"), ("pfw", "exact"))
+#: Every method of these problems (FW variants, TUFW and its baselines) slows down on badly
+#: scaled features; none copes (see :mod:`ermviz.families.scaling`).
+FW_SLOW = "Frank-Wolfe methods"
 
 
 @dataclass
@@ -68,6 +72,7 @@ class SvmDual(Problem):
     name: ClassVar[str] = "svm-dual"
     title: ClassVar[str] = "L2-SVM dual over the simplex"
     default_race: ClassVar[tuple[tuple[str, str], ...]] = FW_RACE
+    scaling: ClassVar[ScalingCheck] = ScalingCheck(FW_SLOW, unit="the constant feature and 1/C")
     settings_decl: ClassVar[tuple[Setting, ...]] = (
         Setting("C", "float", 1.0, "penalty on the squared slacks", low=0.0, low_open=True),
         Setting(
@@ -273,6 +278,7 @@ class LogregL1(ConstrainedProblem):
     name: ClassVar[str] = "logreg-l1"
     title: ClassVar[str] = "l1-constrained logistic regression"
     default_race: ClassVar[tuple[tuple[str, str], ...]] = FW_RACE
+    scaling: ClassVar[ScalingCheck] = ScalingCheck(FW_SLOW, unit="the loss's unit margin")
     settings_decl: ClassVar[tuple[Setting, ...]] = (*L1_GLM_SETTINGS, *CONSTRAINT_SETTINGS)
 
     def __post_init__(self) -> None:
@@ -329,6 +335,9 @@ class LeastSquares(ConstrainedProblem):
     name: ClassVar[str] = "least-squares"
     title: ClassVar[str] = "constrained least squares (l1 ball by default)"
     default_race: ClassVar[tuple[tuple[str, str], ...]] = FW_RACE
+    # Invariant under a common rescaling of the features (the radius follows the data):
+    # only their spread counts (an appended constant-1 column among them).
+    scaling: ClassVar[ScalingCheck] = ScalingCheck(FW_SLOW)
     settings_decl: ClassVar[tuple[Setting, ...]] = (
         Setting(
             "radius",

@@ -78,6 +78,7 @@ from ermviz.families.plq.losses import (
     named_loss_pieces,
     plq_value,
 )
+from ermviz.families.scaling import ScalingCheck
 from ermviz.settings import Setting, resolve_settings
 
 
@@ -100,6 +101,9 @@ class PlqProblem(Problem):
     # Coordinate descent against interior point: cheap epochs and a rate that depends on
     # the data's scaling, against few expensive Newton steps that do not care.
     default_race: ClassVar[tuple[tuple[str, str], ...]] = (("rehline", "cd"), ("ipm", "newton"))
+    scaling: ClassVar[ScalingCheck] = ScalingCheck(
+        "rehline's coordinate descent", ("rehline",), copes="ipm", unit="the ridge"
+    )
     settings_decl: ClassVar[tuple[Setting, ...]] = (
         Setting(
             "preset",

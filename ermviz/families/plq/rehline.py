@@ -49,7 +49,6 @@ import time
 from typing import Any
 
 import numpy as np
-import scipy.sparse as sp
 
 from ermviz.base import MethodSpec, Problem, Solver, StepRuleSpec
 from ermviz.errors import SettingError
@@ -73,6 +72,7 @@ from ermviz.families.plq.packing import (
     xi_schedule,
 )
 from ermviz.families.plq.problem import PlqProblem
+from ermviz.families.scaling import scaling_notices as shared_scaling_notices
 from ermviz.settings import Setting, resolve_settings
 from solvers import rehline as kern
 from solvers.tags import (
@@ -85,44 +85,12 @@ from solvers.tags import (
     STEP_NONE,
 )
 
+
 # ---- feature scales ---------------------------------------------------------------------
-#: Coordinate descent is warned about features whose column norms span more than this
-#: factor, or whose largest magnitude exceeds SCALE_MAX_ABS (measured: every unscaled case
-#: of benchmarks/plq_constrained.py exceeds one of them and needs > 1e5 epochs or never
-#: reaches a relative gap of 1e-6; every standardized or [0, 1]-valued case stays below
-#: both and converges in seconds).
-SCALE_SPREAD = 1e3
-SCALE_MAX_ABS = 1e2
-
-
-def feature_scales(X: Any) -> tuple[float, float, float]:
-    """``(smallest, largest non-zero column norm, largest |x_ij|)`` of a data matrix."""
-    if sp.issparse(X):
-        X = sp.csr_matrix(X)
-        norms = np.sqrt(np.asarray(X.multiply(X).sum(axis=0)).ravel())
-        big = float(np.abs(X.data).max()) if X.nnz else 0.0
-    else:
-        norms = np.sqrt(np.einsum("ij,ij->j", X, X))
-        big = float(np.abs(X).max()) if X.size else 0.0
-    norms = norms[norms > 0]
-    if norms.size == 0:
-        return 0.0, 0.0, big
-    return float(norms.min()), float(norms.max()), big
-
-
 def scaling_notices(pb: PlqProblem) -> list[str]:
-    """One warning when the features' scales make coordinate descent slow (see
-    :data:`SCALE_SPREAD`), naming the two ways out; empty otherwise."""
-    low, high, big = feature_scales(pb.dataset.X)
-    spread = high / low if low > 0 else 1.0
-    if spread <= SCALE_SPREAD and big <= SCALE_MAX_ABS:
-        return []
-    return [
-        f"features of {pb.dataset.name!r} are badly scaled for coordinate descent (column "
-        f"norms {low:.3g} to {high:.3g}, largest |x| {big:.3g}): rehline may need "
-        "very many epochs; --standardize rescales the features (this changes the problem), "
-        "--method ipm solves the problem as posed"
-    ]
+    """The scaling warning for rehline on ``pb`` (the shared check,
+    :func:`ermviz.families.scaling.scaling_notices`, that ``PlqProblem.scaling`` declares)."""
+    return shared_scaling_notices(pb, "rehline")
 
 
 # ---- the method ------------------------------------------------------------------------
@@ -276,7 +244,6 @@ class ReHLineSolver(Solver):
         self._fixed_point = False
         self.best = BestPoint(self.feas_tol)
         self._reported: np.ndarray | None = None
-        self._notices: tuple[str, ...] | None = None
         if warm_start is not None or self._start != "zero":
             self._set_duals(pb.initial_duals(self._start) if warm_start is None else warm_start)
         # (the zero start is the state as allocated: all duals 0, beta = 0)
@@ -318,15 +285,6 @@ class ReHLineSolver(Solver):
             )
 
     # -- state ---------------------------------------------------------------------------
-    @property
-    def notices(self) -> tuple[str, ...]:
-        """Set-up warnings (badly scaled features, :func:`scaling_notices`), computed on
-        first use: a pass over the data that the solver itself does not need (it was ~60 %
-        of the set-up on ijcnn1)."""
-        if self._notices is None:
-            self._notices = tuple(scaling_notices(self.problem))
-        return self._notices
-
     def _reset_working_sets(self) -> None:
         kern.reset_shrinking(
             self.istate, self.fstate, self._idx_lam.shape[0], self._idx_gam.shape[0]
@@ -583,6 +541,5 @@ METHODS: dict[str, MethodSpec] = {
         REFERENCE,
         _build,
         default_step="cd",
-        advise=lambda problem: scaling_notices(problem),
     ),
 }
