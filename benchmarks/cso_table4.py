@@ -76,13 +76,17 @@ if str(REPO) not in sys.path:
 from bench_common import Report, core_version, load_str, save_figure  # noqa: E402
 
 from ermviz.data import load_dataset  # noqa: E402
+from ermviz.families.cso.problem import NOISE_UNIT  # noqa: E402
 from ermviz.registry import build_problem, build_solver  # noqa: E402
 from ermviz.runner import Budget, Run, RunInfo  # noqa: E402
 
 N_ROWS = 200_000
 D = 10
 X_SCALE = 1.0
-SIGMA1_SQ = 1e-3
+#: The noise unit: the family's calibrated default (invariant-logreg's sigma1_sq = 0 means
+#: NOISE_UNIT x the feature variance; here the unit is given absolute, the generated
+#: features' variance being 1).
+SIGMA1_SQ = NOISE_UNIT
 DATA_SEED = 0
 BUDGETS = (200_000, 500_000, 1_000_000)
 MS = (1, 5, 10, 20, 50, 100)

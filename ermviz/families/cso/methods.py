@@ -61,7 +61,7 @@ _GAMMA = Setting(
     "gamma",
     "float",
     0.0,
-    "step size gamma; 0 = the problem's suggested step (invariant-logreg 0.1, maml-sine 0.01)",
+    "step size gamma; 0 = the problem's suggested step (invariant-logreg 0.03, maml-sine 0.01)",
     low=0.0,
 )
 _ADAM = (

@@ -4,10 +4,26 @@ Hu, Chen & He (NeurIPS 2020), problem (11) (ALGORITHMS.md F.2):
 ``F(x) = E_(a,b) log(1 + exp(-b E[eta | a]^T x)) + l2/2 ||x||^2`` with a noisy
 observation ``eta | a ~ N(a, sigma2^2 I)`` of the feature vector ``a``. The outer
 distribution is the dataset's rows (uniform): the bundled ``cso-synthetic`` generator
-(F.2's model: ``a ~ N(0, sigma1^2 I_d)``, labels from a logistic model with a hidden
-``x_true``) or any binary catalog set. ``sigma2^2 = noise_ratio * sigma1^2``, with
-``sigma1^2`` the mean per-feature variance of the data (1 for ``cso-synthetic``) unless the
-setting ``sigma1_sq`` gives it (the paper's exact noise model is UNCONFIRMED).
+(F.2's model: ``a ~ N(0, I_d)``, labels from a logistic model with a hidden ``x_true``)
+or any binary catalog set. ``sigma2^2 = noise_ratio * sigma1^2``, with
+``sigma1^2`` = :data:`NOISE_UNIT` (1e-3) times the mean per-feature variance of the data
+(1e-3 for ``cso-synthetic``) unless the setting ``sigma1_sq`` gives it.
+
+The defaults are the calibration under which ``benchmarks/cso_table4.py`` reproduces the
+paper's Appendix Table 4 (BSGD with a good inner batch below SAA at every noise ratio; at
+ratio 100, m = 1 stalls on its bias while m >= 5 keep falling); the paper fixes neither
+value (its noise unit and step grid were lost, ALGORITHMS.md F.2 and F.4):
+
+* noise unit 1e-3 of the feature variance, not the whole of it (the literal reading of
+  ``sigma2^2 / sigma1^2``): under the literal one the noise swamps the signal and every m
+  stalls alike at ratio 100; 1e-3 is the largest of the benchmark's candidates (1, 0.1,
+  0.01, 0.003, 0.001) under which the paper's pattern held;
+* constant step 0.03 (:attr:`InvariantLogregProblem.suggested_step`, the step rules'
+  ``gamma = 0``): the value the benchmark's grid search (seeds disjoint from the reported
+  ones) picked for 12 of its 18 (ratio, m) cells, and for every m >= 5 at ratio 100 (the
+  paper tuned the step per m; a default is one value for all);
+* SAA's inner batch 464: the paper's m at the default noise ratio 10 (100 at ratio 1,
+  1000 at ratio 100; ``saa`` in :mod:`.specs`).
 
 Since ``E[eta | a] = a``, ``F`` is plain logistic regression on the rows (F.2): it is
 evaluated on a fixed evaluation sample (F.7; ``eval_size`` seeded rows, all by default),
@@ -32,6 +48,9 @@ from solvers.linalg import as_kernel_matrix
 
 #: Largest feature count: inner samples are dense d-vectors and Newton needs a d x d system.
 MAX_FEATURES = 5000
+#: The default ``sigma1^2`` as a fraction of the data's mean feature variance: the noise
+#: unit of ``noise_ratio`` calibrated on the paper's Table 4 (module docstring).
+NOISE_UNIT = 1e-3
 #: Newton's stopping rules on the evaluation sample: ||grad F|| <= NEWTON_TOL, or a Newton
 #: decrement -grad^T step (about twice F - F*) at most DECREMENT_TOL * max(1, |F|), below
 #: which float64 cannot resolve a further decrease of F (the line search would stall).
@@ -115,15 +134,16 @@ class InvariantLogregProblem(Problem):
         ("saa", "newton-ls"),
     )
     work_axes: ClassVar[tuple[tuple[str, str], ...]] = (("samples", "inner samples"),)
-    #: The constant step the step rules use when their ``gamma`` is 0 (auto).
-    suggested_step: ClassVar[float] = 0.1
+    #: The constant step the step rules use when their ``gamma`` is 0 (auto): calibrated on
+    #: the paper's Table 4 (module docstring).
+    suggested_step: ClassVar[float] = 0.03
     settings_decl: ClassVar[tuple[Setting, ...]] = (
         Setting(
             "noise_ratio",
             "float",
             10.0,
-            "sigma2^2 / sigma1^2: variance of the inner samples eta | a over the mean "
-            "feature variance (the paper: 1, 10, 100)",
+            "sigma2^2 / sigma1^2: variance of the inner samples eta | a over the noise "
+            "unit sigma1^2 (the setting sigma1_sq; the paper: 1, 10, 100)",
             low=0.0,
         ),
         Setting(
@@ -131,7 +151,8 @@ class InvariantLogregProblem(Problem):
             "float",
             0.0,
             "the sigma1^2 of noise_ratio (inner-sample variance = noise_ratio * sigma1^2); "
-            "0 = the data's mean feature variance (UNCONFIRMED in the paper: configurable)",
+            f"0 = {NOISE_UNIT:g} x the data's mean feature variance (calibrated on the "
+            "paper's Table 4, which does not fix it; the literal reading is the variance)",
             low=0.0,
         ),
         Setting("l2", "float", 0.0, "l2 regularization l2/2 ||x||^2 (F.2: none)", low=0.0),
@@ -161,7 +182,7 @@ class InvariantLogregProblem(Problem):
         self.n, self.d = n, d
         self.l2 = float(self.settings["l2"])
         given = float(self.settings["sigma1_sq"])
-        self.sigma1_sq = given if given > 0.0 else _feature_variance(self.X)
+        self.sigma1_sq = given if given > 0.0 else NOISE_UNIT * _feature_variance(self.X)
         self.noise_var = float(self.settings["noise_ratio"]) * self.sigma1_sq
         size = int(self.settings["eval_size"])
         if 0 < size < n:
