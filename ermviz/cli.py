@@ -443,10 +443,23 @@ def _cmd_methods() -> int:
 
 def _cmd_datasets() -> int:
     from ermviz.data import list_datasets
+    from ermviz.data.sources import PLACE_KINDS, search_places
 
     frame = list_datasets()
     with_pd_options = frame.to_string(index=False)
     print(with_pd_options)
+    # Where the files are looked for, so that a "not found" says where to put them.
+    print("\nCatalog files are looked for in these folders, in order (the first match wins):")
+    for k, (folder, why) in enumerate(search_places(), start=1):
+        missing = "" if folder.is_dir() else "; does not exist"
+        print(f"  {k}. {folder} - {PLACE_KINDS.get(why, why)}{missing}")
+    data_env = os.environ.get("ERMVIZ_DATA", "")
+    state = f"is {data_env!r}" if data_env.strip() else "is not set"
+    print(
+        f"ERMVIZ_DATA {state}: set it to the folder(s) that hold the LIBSVM files "
+        f"({os.pathsep!r}-separated). A running dashboard sees a changed ERMVIZ_DATA only "
+        "once restarted; files added to a folder above show on a page reload."
+    )
     return 0
 
 

@@ -259,12 +259,42 @@ def test_methods_lists_every_setting_with_range(capsys):
         assert word in out
 
 
+@pytest.mark.requires_data("a1a")
 def test_datasets_lists_catalog_with_locations(capsys, real_data):
     code, out, _ = _run(capsys, "datasets")
     assert code == 0
     lines = {ln.split()[0]: ln for ln in out.splitlines()[1:] if ln.strip()}
     assert "not found" in lines["w2a"]
     assert "1605" in lines["a1a"] and "123" in lines["a1a"]
+
+
+@pytest.mark.parametrize("with_data", [True, False])
+def test_datasets_lists_the_folders_searched_and_the_variable(
+    capsys, monkeypatch, tmp_path, with_data
+):
+    # Nothing is found here, and the command still says where it looked and how to point
+    # it at the files: the ERMVIZ_DATA folders, the cache, the repository's datasets/.
+    from ermviz.data.sources import REPO_DATASETS
+
+    data, cache = tmp_path / "data", tmp_path / "cache"
+    data.mkdir()
+    cache.mkdir()
+    monkeypatch.setenv("ERMVIZ_CACHE", str(cache))
+    if with_data:
+        monkeypatch.setenv("ERMVIZ_DATA", f"{data}{os.pathsep}{tmp_path / 'nope'}")
+    else:
+        monkeypatch.delenv("ERMVIZ_DATA", raising=False)
+    code, out, _ = _run(capsys, "datasets")
+    assert code == 0
+    table, _, tail = out.partition("\nCatalog files are looked for in these folders, in order")
+    a1a = [ln for ln in table.splitlines() if ln.split()[:1] == ["a1a"]]
+    assert len(a1a) == 1 and "not found" in a1a[0]
+    folders = [ln.split()[1] for ln in tail.splitlines() if ln.startswith("  ")]
+    expected = [str(data), str(tmp_path / "nope")] if with_data else []
+    assert folders == [*expected, str(cache), str(REPO_DATASETS)]
+    assert (f"{tmp_path / 'nope'} - from ERMVIZ_DATA; does not exist" in tail) == with_data
+    setting = f"is {os.environ['ERMVIZ_DATA']!r}" if with_data else "is not set"
+    assert f"ERMVIZ_DATA {setting}: set it to the folder(s) that hold the LIBSVM files" in tail
 
 
 def test_module_entry_point_end_to_end(tmp_path):

@@ -252,6 +252,21 @@ def cache_dir() -> Path:
     return Path(raw).expanduser() if raw else Path(pooch.os_cache("ermviz"))
 
 
+#: Why each kind of folder is searched, as :func:`search_places` names it.
+PLACE_KINDS = {
+    _ENV_DATA: f"from {_ENV_DATA}",
+    "cache": f"the download cache: {_ENV_CACHE}, else the per-user default",
+    "repository": "the repository's datasets/ folder",
+}
+
+
+def search_places() -> list[tuple[Path, str]]:
+    """The folders searched for catalog files, in order, each with the reason it is
+    searched: ``"ERMVIZ_DATA"``, ``"cache"`` or ``"repository"`` (see :data:`PLACE_KINDS`).
+    Folders that do not exist are listed too (and skipped when searching)."""
+    return _places()
+
+
 def _places() -> list[tuple[Path, str]]:
     """Search folders in order, each with the reason it is searched."""
     raw = os.environ.get(_ENV_DATA, "")
