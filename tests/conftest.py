@@ -4,6 +4,11 @@ The real benchmark files live outside the repository, in ``../shared/datasets`` 
 the checkout (CI clones the repository with ``shared/`` beside it). ermviz finds data only
 through ``ERMVIZ_DATA``, so the session points that variable at the shared folder unless
 the caller already set it. Tests never download: ``ERMVIZ_OFFLINE=1`` unless set.
+
+A test that needs catalog files says which (``@pytest.mark.requires_data("a1a")``, or the
+``requires_data`` fixture from a fixture of any scope): without them it skips with the
+reason, so ``make test`` passes on a fresh clone with no data folder; under CI (``CI``
+set) every skip fails the run, so there a missing file is still an error.
 """
 
 from __future__ import annotations
