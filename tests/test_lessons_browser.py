@@ -1,14 +1,16 @@
 """The Lessons gallery in the served dashboard, driven by Playwright in Debian's chromium.
 
-Promises (issue 16): a page without a query opens on the first-click lesson, and within
-5 s of Start its faster run's certificate is at least 100x below the slower one's, which
-the race status then says in words; every lesson loads by its link (``?lesson=NAME``)
-and by its card's Load button (one after another on one page, each over the previous
-lesson's race just stopped), shows its tab, and after Start keeps its declared
-:class:`~ermviz.app.lessons.Promise` within the declared seconds (timed from the click,
-with the runs racing on this machine's cores); an unknown lesson is notified with the
-known names. The first lesson's finished race is saved as
-``test-artifacts/lesson_first_click.png`` (the README's ``docs/lesson_first_click.png``).
+Promises (issues 16, 31): a page without a query opens on the first-click lesson, and
+after Start its faster run's certificate is at least 100x below the slower one's at equal
+solver time, which the race status then says in words; every lesson loads by its link
+(``?lesson=NAME``) and by its card's Load button (one after another on one page, each over
+the previous lesson's race stopped or ended), shows its tab, and after Start keeps its
+declared :class:`~ermviz.app.lessons.Promise`, judged on the curves the page received (the
+runs' solver time, iterations or samples, never the wall time since the click: the suite
+races them on 2 cores shared by 4 workers); an unknown lesson is notified with the known
+names. The first lesson's finished race is saved as ``test-artifacts/lesson_first_click.png``
+(the README's ``docs/lesson_first_click.png``). A test that needs a catalog file skips,
+naming it, where the file is not found (and so fails under CI, tests/conftest.py).
 """
 
 from __future__ import annotations
@@ -28,18 +30,21 @@ from test_app_browser import (  # noqa: F401  (server and page are fixtures)
 )
 
 from ermviz.app.datasets import available_datasets
+from ermviz.app.lesson_claims import Ahead, Race
 from ermviz.app.lessons import FIRST_LESSON, LESSONS, Lesson, get_lesson, unavailable_reason
 from ermviz.app.model import describe_dataset
 
 pytestmark = pytest.mark.browser
 
-# Each run's best certificate so far, by run id, read from the page's trace sources.
-BEST_JS = """() => {
+# Each run's curve so far, by run id, read from the page's trace sources: iterations,
+# solver time (thread CPU), the work counter on the x axis, and the certificate.
+TRACES_JS = """() => {
   const out = {};
   for (const doc of Bokeh.documents) for (const m of doc.all_models) {
     if (!(m.name && m.name.startsWith("trace:"))) continue;
-    const c = Array.from(m.data.certificate || []).filter((v) => Number.isFinite(v));
-    out[m.name.slice(6)] = c.length ? Math.min(...c) : null;
+    const col = (k) => Array.from(m.data[k] || []);
+    out[m.name.slice(6)] = {iteration: col("iteration"), cpu_s: col("cpu_s"),
+                            work: col("work"), certificate: col("certificate")};
   }
   return out;
 }"""
@@ -55,41 +60,44 @@ _TAB_TITLES = {"race": "Race", "teaching": "Teaching view"}
 _ON_DISK = {name for names in available_datasets().values() for name in names}
 
 
-def _best_by_label(pg) -> dict[str, float]:
+def _race_on_page(pg, lesson: Lesson) -> Race:
+    """The race as the page drew it, by run label (the x axis's work counter named)."""
     labels = {s["id"]: s["label"] for s in _statuses(pg)}
-    best = pg.evaluate(BEST_JS)
-    return {labels[k]: (math.nan if v is None else v) for k, v in best.items() if k in labels}
+    traces = {}
+    for run_id, cols in pg.evaluate(TRACES_JS).items():
+        if run_id in labels and cols["certificate"]:
+            trace = {k: [math.nan if v is None else v for v in vals] for k, vals in cols.items()}
+            trace[lesson.x_axis] = (
+                trace["work"] if lesson.x_axis != "iteration" else trace["iteration"]
+            )
+            traces[labels[run_id]] = trace
+    return Race(traces)
 
 
-def _race_keeps_its_promise(pg, lesson: Lesson) -> tuple[float, dict[str, float]]:
-    """Press Start and wait, for the promise's seconds from the click, until it holds;
-    returns the seconds it took and the certificates then."""
+def _race_keeps_its_promise(pg, lesson: Lesson) -> tuple[float, Race]:
+    """Press Start and wait until the promise holds on the curves the page received, or
+    the race ends (then it must hold on the final rows); returns the wall seconds that
+    took (reported, never asserted) and the race seen."""
     promise = lesson.promise
     pg.locator("button", has_text="Start").first.click()
     t0 = time.monotonic()
-    seen: dict[str, float] = {}
-
-    def holds() -> bool:
-        seen.clear()
-        seen.update(_best_by_label(pg))
-        return promise.holds(seen, lesson.tol)
-
-    # The first click's bound is wall time (the issue's acceptance). Other lessons promise
-    # what their curves show: on a loaded machine their runs get less of the cores, so
-    # they may take longer in wall time; their budgets are solver time, so the race ends
-    # as it would alone. Wait for the promise or the race's end (bounded).
-    strict = lesson.name == FIRST_LESSON
-    deadline = t0 + (promise.seconds if strict else max(4 * promise.seconds, 120.0))
-    while time.monotonic() < deadline and not holds():
-        if not strict and _race_ended(pg):
-            holds()  # the final rows
+    race = Race({})
+    # Judged on solver time, iterations or samples: on a loaded machine the runs get less
+    # of the cores and everything takes longer in wall time, but their budgets are solver
+    # time, so the race ends as it would alone. The deadline only bounds a hang.
+    deadline = t0 + 600.0
+    while time.monotonic() < deadline:
+        ended = _race_ended(pg)
+        if ended:
+            time.sleep(1.0)  # the last pull reaches the page
+        race = _race_on_page(pg, lesson)
+        if promise.holds(race, lesson.tol) or ended:
             break
-        time.sleep(0.1)
+        time.sleep(0.2)
     took = time.monotonic() - t0
-    assert promise.holds(seen, lesson.tol), (
-        f"{lesson.name}: after {took:.1f} s the certificates are {seen}; promised {promise}"
-    )
-    return took, dict(seen)
+    claim = promise.claim(lesson.tol)
+    assert promise.holds(race, lesson.tol), f"{lesson.name}: {claim.check(race)}"
+    return took, race
 
 
 def _race_ended(pg) -> bool:
@@ -98,17 +106,24 @@ def _race_ended(pg) -> bool:
 
 
 def _stop(pg) -> None:
-    """Stop the race if it still runs. A fast race may end between a check and a click
-    (seen in CI: Stop disabled under the pointer), so a click that cannot land on a
-    disabled button is fine; on an enabled one it is a failure."""
+    """Stop the race if it still runs, and wait until it has stopped. A race that already
+    ended has its Stop disabled: it is not clicked (a click would wait for the button);
+    a race ending between the check and the click leaves the click nothing to do."""
     from playwright.sync_api import TimeoutError as PlaywrightTimeout
 
+    race = pg.locator(".race-status-text").first
     button = pg.locator("button", has_text="Stop").first
-    try:
-        button.click(timeout=3_000)
-    except PlaywrightTimeout:
-        if button.is_enabled():
-            raise
+    if race.get_attribute("data-status") == "running" and button.is_enabled():
+        try:
+            button.click(timeout=3_000)
+        except PlaywrightTimeout:
+            if race.get_attribute("data-status") == "running" and button.is_enabled():
+                raise
+    _wait(
+        lambda: race.get_attribute("data-status") in ("finished", "idle"),
+        60,
+        "the race to stop",
+    )
 
 
 def test_the_first_click_teaches(server: str, page) -> None:  # noqa: F811
@@ -116,15 +131,25 @@ def test_the_first_click_teaches(server: str, page) -> None:  # noqa: F811
     _open(page, server)
     assert page.evaluate(ACTIVE_TAB_JS) == _TAB_TITLES[lesson.tab]
     assert page.locator("select").first.input_value() == describe_dataset(lesson.dataset)
-    took, best = _race_keeps_its_promise(page, lesson)
-    fast, slow = best[lesson.promise.faster], best[lesson.promise.slower]
-    print(f"first click: {fast:.2e} vs {slow:.2e} ({slow / fast:.0f}x) after {took:.2f} s")
-    assert took <= 5.0 and fast * 100 <= slow
+    took, _ = _race_keeps_its_promise(page, lesson)
     summary = page.locator(".race-summary").first
-    _wait(lambda: "PFW exact reached" in summary.inner_text(), 10, "the summary in words")
+    # Bounds against a hang, not timings: under load the same solver time takes longer.
+    _wait(lambda: "PFW exact reached" in summary.inner_text(), 120, "the summary in words")
     # The race ends on its 5 s budget; the summary then says where vanilla FW stopped.
-    race = page.locator(".race-status-text").first
-    _wait(lambda: race.get_attribute("data-status") == "finished", 20, "the race to end")
+    status = page.locator(".race-status-text").first
+    _wait(lambda: status.get_attribute("data-status") == "finished", 120, "the race to end")
+    time.sleep(1.0)  # the last pull reaches the plots
+    # Judged where PFW converged, at equal solver time: FW's best by then.
+    race = _race_on_page(page, lesson)
+    promise = lesson.promise
+    ahead = Ahead("", promise.faster, promise.slower, 100.0, tol=lesson.tol)
+    ratio, at = ahead.ratio(race), ahead.at(race)
+    print(f"first click: {ratio:.0f}x at {at:.2f} s of solver time ({took:.2f} s after Start)")
+    for label, trace in race.traces.items():
+        print(f"  {label}: {len(trace['cpu_s'])} rows to {trace['cpu_s'][-1]:.2f} s, best "
+              f"{min(trace['certificate']):.1e}")  # fmt: skip
+    assert ratio >= 100, ahead.check(race)
+    assert min(race.traces[promise.faster]["certificate"]) <= lesson.tol
     text = summary.inner_text()
     assert "PFW exact reached" in text and "FW exact at" in text, text
     print(f"first click summary: {text}")
@@ -148,8 +173,8 @@ def test_each_lesson_loads_by_link_and_keeps_its_promise(server: str, page, less
         return
     assert page.locator("select").first.input_value() == describe_dataset(lesson.dataset)
     assert page.evaluate(ACTIVE_TAB_JS) == _TAB_TITLES[lesson.tab]
-    took, best = _race_keeps_its_promise(page, lesson)
-    print(f"{lesson.name}: promise held after {took:.2f} s: {best}")
+    took, _ = _race_keeps_its_promise(page, lesson)
+    print(f"{lesson.name}: promise held {took:.2f} s after Start")
     _stop(page)
 
 
@@ -219,8 +244,9 @@ def test_every_lesson_loads_by_its_card(server: str, page) -> None:  # noqa: F81
 def test_bpcg_and_a_lazy_run_race_pfw_and_the_summary_counts_lmo_calls(server: str, page) -> None:  # noqa: F811
     """Issue 17: BPCG against PFW and a lazified PFW, in the served dashboard."""
     lesson = get_lesson("bpcg-lazy-a1a")
-    if unavailable_reason(lesson, _ON_DISK) is not None:
-        pytest.fail("a1a is a catalog file the test machine has (ERMVIZ_DATA)")
+    reason = unavailable_reason(lesson, _ON_DISK)
+    if reason is not None:
+        pytest.skip(f"lesson {lesson.name} {reason}")
     _open(page, f"{server}?lesson={lesson.name}")
     page.locator("button", has_text="Start").first.click()
     race = page.locator(".race-status-text").first

@@ -121,6 +121,20 @@ DATASET_PRESETS: dict[str, dict[str, Any]] = {
         "max_samples": 2_000_000,
         "animate": False,
     },
+    # A fairness-constrained SVM large enough to watch ReHLine and the interior-point
+    # method close the duality gap live (the rehline-fairness lesson's set-up, spelled out
+    # setting by setting so the sidebar shows the constraint).
+    "fairness-synthetic": {
+        "problem": "plq",
+        "problem_settings": {"C": 0.1, "constraint": "fairness", "rho": 0.01},
+        "standardize": True,
+        "normalize": False,
+        "test_size": 0.0,
+        "tol": 1e-6,
+        "max_iter": 100_000_000,
+        "max_time": 30.0,
+        "animate": False,
+    },
     # Matrix completion over a nuclear-norm ball: the triplets are indices, so no scaling.
     # At the default radius (held-out RMSE ~0.47 against 0.70 for the mean) BPCG reaches a
     # gap of 1e-4 in ~6 s alone; 1e-6 takes minutes (a spectrahedral face, not a polytope's).

@@ -1,7 +1,7 @@
 """Bundled datasets: scikit-learn's small sets and seeded generators, no data file.
 
 **Bundled names** (``wdbc``, ``blobs``, ``sparse-synthetic``, ``toy-2d``, ``moons``,
-``cso-synthetic``, ``sine-tasks``,
+``cso-synthetic``, ``fairness-synthetic``, ``sine-tasks``,
 ``toy-simplex-3``, ``toy-simplex-4``, ``sk-diabetes``, ``friedman``) never touch a data
 file: they come from scikit-learn or from seeded generators. Each result is cached in
 memory per name and arguments.
@@ -138,6 +138,30 @@ def _make_cso_synthetic(
     prob = 0.5 * (1.0 + np.tanh(0.5 * (A @ x_true)))
     b = np.where(rng.random(n) < prob, 1.0, -1.0)
     return A, b
+
+
+def _make_fairness_synthetic(
+    n: int = 100_000, p: int = 40, bias: float = 1.0, seed: int = 0
+) -> tuple[np.ndarray, np.ndarray]:
+    """Binary classification with a sensitive attribute (column 0, ``z ~ N(0, 1)``) that
+    the labels depend on, directly (weight ``bias``) and through the other ``p - 1``
+    Gaussian features, each a noisy proxy of ``z``: the label is the sign of ``bias * z +
+    F w + N(0, 1)``. An SVM fitted to it correlates its scores with ``z``, so a fairness
+    constraint on that correlation (the ``plq`` problem's ``constraint=fairness``) binds;
+    dropping column 0 would not remove the correlation (the proxies carry it): standardized,
+    with ``C = 0.1``, the unconstrained SVM's ``|(1/n) z^T X beta|`` is 1.30, the
+    constrained one's 0.01 = rho. Large enough (100 000 rows) that ReHLine takes over a
+    second of solver time to close the duality gap, live (the rehline-fairness lesson)."""
+    n = _int_arg("n", n, 2)
+    p = _int_arg("p", p, 2)
+    bias = _float_arg("bias", bias, 0.0, 1e6)
+    rng = _rng(seed)
+    z = rng.standard_normal(n)
+    loading = rng.standard_normal(p - 1) / math.sqrt(p - 1)
+    F = rng.standard_normal((n, p - 1)) + z[:, None] * loading
+    w = rng.standard_normal(p - 1) / math.sqrt(p - 1)
+    score = bias * z + F @ w + rng.standard_normal(n)
+    return np.column_stack([z, F]), np.where(score > 0, 1.0, -1.0)
 
 
 def _make_sine_tasks(
@@ -277,6 +301,14 @@ _BUNDLED: dict[str, _Bundled] = {
         "Invariant logistic regression's model (Hu, Chen & He 2020): Gaussian features, "
         "logistic labels from a hidden x_true (n, d, sigma1_sq, x_scale, seed).",
         _make_cso_synthetic,
+    ),
+    "fairness-synthetic": _Bundled(
+        "binary",
+        100_000,
+        40,
+        "Labels that depend on a sensitive attribute (column 0) directly and through "
+        "39 proxy features, for fairness-constrained SVMs (n, p, bias, seed).",
+        _make_fairness_synthetic,
     ),
     "sine-tasks": _Bundled(
         "regression",
