@@ -159,6 +159,13 @@ class Problem(ABC):
         """Validate ``given`` against the declared settings and build the problem."""
         return cls(dataset, resolve_settings(cls.settings_decl, given, owner=cls.name))
 
+    @classmethod
+    def implied_settings(cls, given: dict[str, Any]) -> dict[str, Any]:
+        """Settings that other given settings fill in when they are not given themselves
+        (e.g. a preset naming a loss and a constraint); empty by default. The dashboard
+        shows these values, so its sidebar says what the problem will be built with."""
+        return {}
+
     # Reference math (numpy), implemented by each problem.
     @abstractmethod
     def objective(self, x: np.ndarray) -> float:

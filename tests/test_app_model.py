@@ -621,3 +621,20 @@ def test_a_run_failing_mid_race_becomes_an_error_status_and_one_notification():
     assert len(told) == 1 and told[0].startswith("AFW exact")
     assert 'data-status="error"' in dash.status_strip.object
     assert m.results()["message"][1] == "FloatingPointError: overflow in the line search"
+
+
+def test_the_sidebar_shows_what_a_preset_fills_in_and_the_problem_is_built_with_it():
+    # Issue 31: under preset=fairsvm the sidebar showed `constraint: none` while the
+    # problem was built with the fairness constraint.
+    m = make_model(dataset="wdbc", problem="plq")
+    m.set_problem_setting("preset", "fairsvm")
+    shown = {name: m.problem_value(name) for name in ("constraint", "rho", "loss", "C")}
+    assert shown == {"constraint": "fairness", "rho": 0.01, "loss": "svm", "C": 1.0}
+    built = m.build_problem().settings
+    assert {k: built[k] for k in shown} == shown
+    # Whatever is chosen next, the sidebar shows what the problem is built with.
+    for name, value in (("rho", 0.05), ("constraint", "none"), ("preset", "none")):
+        m.set_problem_setting(name, value)
+        built = m.build_problem().settings
+        assert all(m.problem_value(k) == built[k] for k in shown), (name, value)
+    assert m.problem_value("rho") == 0.05

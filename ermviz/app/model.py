@@ -322,9 +322,13 @@ class DashboardModel(param.Parameterized):
         )
 
     def problem_value(self, name: str) -> Any:
+        """The value the problem is built with: set, implied by another setting (a preset),
+        or declared default."""
         if name in self.problem_settings:
             return self.problem_settings[name]
-        return {s.name: s for s in self.problem_declared()}[name].default
+        declared = {s.name: s for s in self.problem_declared()}[name]
+        implied = get_problem(self.problem).implied_settings(self.problem_settings)
+        return implied.get(name, declared.default)
 
     def methods_for_problem(self) -> list[str]:
         return [m for m, spec in METHODS.items() if self.problem in spec.problems]

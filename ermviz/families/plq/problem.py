@@ -155,6 +155,17 @@ class PlqProblem(Problem):
     custom_b: Any = None
 
     @classmethod
+    def implied_settings(cls, given: dict[str, Any]) -> dict[str, Any]:
+        """The settings a ``preset`` fills in (those not given; validated preset name)."""
+        preset = given.get("preset")
+        if isinstance(preset, str):
+            preset = preset.strip().lower()
+        preset = resolve_settings(
+            [cls.settings_decl[0]], {"preset": preset} if preset is not None else {}, owner="plq"
+        )["preset"]
+        return {k: v for k, v in PRESETS.get(preset, {}).items() if k not in given}
+
+    @classmethod
     def build(
         cls,
         dataset: Any,
@@ -177,10 +188,7 @@ class PlqProblem(Problem):
         given = dict(given)
         if "preset" in given and isinstance(given["preset"], str):
             given["preset"] = given["preset"].strip().lower()
-        preset = resolve_settings(
-            [cls.settings_decl[0]], {k: v for k, v in given.items() if k == "preset"}, owner="plq"
-        )["preset"]
-        for key, value in PRESETS.get(preset, {}).items():
+        for key, value in cls.implied_settings(given).items():
             given.setdefault(key, value)
         arrays = {"U": U, "V": V, "S": S, "T": T, "tau": tau}
         custom = {k: v for k, v in arrays.items() if v is not None}
