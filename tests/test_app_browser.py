@@ -499,6 +499,7 @@ def test_results_tab_opens_a_typed_folder_and_shows_its_table(
     page.screenshot(path=str(ARTIFACTS / "results-tab.png"), full_page=True)
 
 
+@pytest.mark.requires_data("banana")
 def test_the_three_ls_svm_methods_race_live(server: str, page: Page, real_data: str) -> None:
     # banana (5300 x 2) with the kernel computed on the fly (kernel_cache_mb=0): each CG
     # iteration takes a visible fraction of a second, so every curve grows while running.

@@ -5,10 +5,12 @@ from __future__ import annotations
 import shutil
 
 import numpy as np
+import pytest
 
 from ermviz import data
 
 
+@pytest.mark.requires_data("a1a")
 def test_parsed_cache_round_trip_and_invalidation(tmp_path, monkeypatch, real_data):
     folder = tmp_path / "data"
     folder.mkdir()

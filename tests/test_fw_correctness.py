@@ -75,7 +75,8 @@ CASES = {
 
 
 @pytest.fixture(scope="module")
-def references(real_data):
+def references(real_data, requires_data):
+    requires_data(*sorted({name for name, _, _ in CASES.values()}))
     out = {}
     for key, (name, problem, settings) in CASES.items():
         ds = load_dataset(name)
@@ -158,6 +159,7 @@ def test_against_cvxpy(references, case, method, step):
         assert f[-1] - fstar < 0.05 * (f[0] - fstar)
 
 
+@pytest.mark.requires_data("breast-cancer_scale")
 def test_svm_primal_recovery_matches_cvxpy_primal(real_data):
     """w = Z alpha, rho = f(alpha*), primal value -f*/2 against the primal solved directly."""
     from ermviz.data import preprocess
@@ -192,6 +194,7 @@ def test_svm_primal_recovery_matches_cvxpy_primal(real_data):
     assert m["test_accuracy"] == pytest.approx(ref_acc, abs=1.0 / len(ds.y_test) + 1e-12)
 
 
+@pytest.mark.requires_data("diabetes_scale")
 def test_pairwise_never_loses_weight_below_rounding_level(real_data):
     """A tolerance below float resolution: once the FW and away atoms coincide the
     direction is zero; the run must stall cleanly with its weights intact."""

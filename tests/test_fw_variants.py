@@ -33,7 +33,7 @@ import pytest
 import scipy.sparse as sp
 
 from ermviz.cli import main
-from ermviz.data import load_dataset
+from ermviz.data import catalog, load_dataset
 from ermviz.data.preprocessing import preprocess
 from ermviz.errors import DataError, SettingError
 from ermviz.families.frank_wolfe.variants import uses_variants_kernel
@@ -124,13 +124,15 @@ CASES = {
 
 
 @pytest.fixture(scope="module")
-def refs(real_data):
+def refs(real_data, requires_data):
     """Problem and f* of each case, built once (cvxpy solves each once per module)."""
     out = {}
 
     def get(key: str):
         if key not in out:
             name, problem, settings = ALL_CASES[key]
+            if name in catalog():
+                requires_data(name)  # skips the test asking for a case of a missing file
             pb = build_problem(problem, _dataset(name), **settings)
             out[key] = (pb, _reference(pb, settings))
         return out[key]
@@ -356,6 +358,7 @@ BAD_PROBLEMS = [
 
 @pytest.mark.parametrize("problem", ["logreg-l1", "least-squares"])
 @pytest.mark.parametrize("settings, needles", BAD_PROBLEMS)
+@pytest.mark.requires_data("a1a", "house_8L")
 def test_bad_sets_are_refused_with_one_line(real_data, problem, settings, needles):
     ds = _dataset("a1a") if problem == "logreg-l1" else load_dataset("house_8L")
     if problem == "least-squares" and "K <= p = 123" in needles:
@@ -390,6 +393,7 @@ BAD_SOLVERS = [
 
 
 @pytest.mark.parametrize("problem, settings, method, needles", BAD_SOLVERS)
+@pytest.mark.requires_data("a1a")
 def test_unsupported_pairs_are_refused_with_one_line(real_data, problem, settings, method, needles):
     pb = build_problem(problem, _dataset("a1a"), **settings)
     step = {"tufw": "taylor-adaptive", "fw-nc": "nonconvex"}.get(method, "exact")
@@ -398,6 +402,7 @@ def test_unsupported_pairs_are_refused_with_one_line(real_data, problem, setting
     _one_line(err.value, *needles)
 
 
+@pytest.mark.requires_data("a1a")
 def test_matrix_completion_refuses_a_feature_matrix(real_data):
     with pytest.raises(DataError) as err:
         build_problem("matrix-completion", _dataset("a1a"))
@@ -430,6 +435,7 @@ CLI_RUNS = [
 
 
 @pytest.mark.parametrize("args", CLI_RUNS)
+@pytest.mark.requires_data("a1a")
 def test_cli_runs_the_sets_end_to_end(real_data, capsys, tmp_path, args):
     out_csv = tmp_path / "trace.csv"
     argv = ["run", "--dataset", "a1a", *args, "--tol", "1e-6", "--max-time", str(MAX_TIME)]
@@ -443,7 +449,7 @@ def test_cli_runs_the_sets_end_to_end(real_data, capsys, tmp_path, args):
     assert frame["iteration"].iloc[-1] == summary["iterations"]
 
 
-def test_cli_completes_a_ratings_matrix(real_data, capsys, tmp_path):
+def test_cli_completes_a_ratings_matrix(capsys, tmp_path):  # bundled data
     # Radius 10 (the default, ~92, puts the optimum where every method is slow: BPCG needs
     # ~6 s for 1e-4); here BPCG reaches 1e-6 in ~2 s.
     out_csv = tmp_path / "trace.csv"
@@ -481,6 +487,7 @@ def test_cli_completes_a_ratings_matrix(real_data, capsys, tmp_path):
     ],
     ids=["box", "ksparse-K", "radius", "bpcg-l2", "dicg", "mc-a1a", "tufw-l2", "fw-nc-l2"],
 )  # fmt: skip
+@pytest.mark.requires_data("a1a")
 def test_cli_bad_input_exits_2_with_one_line(real_data, capsys, argv, needle):
     code, out, err = _cli(capsys, "run", "--dataset", "a1a", *argv, "--no-progress")
     assert code == 2 and not out.strip()

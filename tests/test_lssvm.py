@@ -56,12 +56,14 @@ def _solve(pb, method, tol, **settings):
 
 
 @pytest.fixture(scope="module")
-def waveform(real_data):
+def waveform(real_data, requires_data):
+    requires_data("waveform")
     return load_dataset("waveform", with_test=False)
 
 
 @pytest.fixture(scope="module")
-def splice(real_data):
+def splice(real_data, requires_data):
+    requires_data("splice")
     return load_dataset("splice", with_test=False)
 
 
@@ -211,6 +213,7 @@ def test_a_kernel_matrix_that_never_fits_is_refused_for_cg_with_an_estimate():
     build_solver(small, "cg-reduced", "cg", {}, 1e-6)
 
 
+@pytest.mark.requires_data("waveform")
 def test_cli_summary_reports_d_the_relative_gap_kernel_evals_and_bias(capsys, real_data):
     import json
 
@@ -228,6 +231,7 @@ def test_cli_summary_reports_d_the_relative_gap_kernel_evals_and_bias(capsys, re
     assert 0.5 < out["test_accuracy"] <= 1.0
 
 
+@pytest.mark.requires_data("waveform")
 def test_the_dashboard_races_the_three_methods_to_the_same_d(real_data):
     import time
 

@@ -21,6 +21,7 @@ def _cvx_fit(X, y, radius):
     return w.value
 
 
+@pytest.mark.requires_data("breast-cancer_scale")
 def test_cv_accuracies_match_independent_fits(real_data):
     from sklearn.model_selection import StratifiedKFold
 

@@ -189,7 +189,8 @@ RAW_CASES = [
 
 
 @pytest.mark.parametrize("name, settings", RAW_CASES)
-def test_ipm_on_raw_small_cases(real_data, name, settings):
+def test_ipm_on_raw_small_cases(real_data, requires_data, name, settings):
+    requires_data(name)
     pb = PlqProblem.build(_real(name), **settings)
     assert scaling_notices(pb)
     _check(pb, _reference(pb, rescale=True), *_solve(pb, "ipm"))
@@ -197,7 +198,8 @@ def test_ipm_on_raw_small_cases(real_data, name, settings):
 
 @pytest.mark.parametrize("method", list(METHODS))
 @pytest.mark.parametrize("name, settings", RAW_CASES)
-def test_scaled_small_cases(real_data, method, name, settings):
+def test_scaled_small_cases(real_data, requires_data, method, name, settings):
+    requires_data(f"{name}_scale")
     pb = PlqProblem.build(_real(f"{name}_scale"), **settings)
     assert not scaling_notices(pb)
     _check(pb, _reference(pb), *_solve(pb, method))
@@ -212,11 +214,13 @@ def test_scaled_small_cases(real_data, method, name, settings):
         ("w7a", {"loss": "svm", "constraint": "nonnegative"}),
     ],
 )
-def test_binary_feature_constrained_cases(real_data, method, name, settings):
+def test_binary_feature_constrained_cases(real_data, requires_data, method, name, settings):
+    requires_data(name)
     pb = PlqProblem.build(_real(name, 8000), **settings)
     _check(pb, _reference(pb), *_solve(pb, method, tol=1e-7))
 
 
+@pytest.mark.requires_data("cadata")
 def test_ipm_on_raw_cadata_matches_closed_form_ridge(real_data):
     # mse: C sum (y - x^T beta)^2 + 0.5 ||beta||^2, minimized by (I + 2C X^T X) beta = 2C X^T y.
     ds = _real("cadata")
@@ -226,6 +230,7 @@ def test_ipm_on_raw_cadata_matches_closed_form_ridge(real_data):
     _check(pb, pb.objective(beta), *_solve(pb, "ipm"))
 
 
+@pytest.mark.requires_data("house_8L")
 @pytest.mark.parametrize("loss", ["huber", "svr"])
 def test_ipm_on_raw_house_8l(real_data, loss):
     pb = PlqProblem.build(_real("house_8L", 6000), loss=loss)
@@ -237,6 +242,7 @@ def test_ipm_on_raw_house_8l(real_data, loss):
 
 
 # ---- endings ---------------------------------------------------------------------------
+@pytest.mark.requires_data("breast-cancer")
 @pytest.mark.parametrize("constraint", ["monotone", "fairness"])
 def test_unconverged_rehline_reports_its_best_certified_row(real_data, constraint):
     pb = PlqProblem.build(_real("breast-cancer"), loss="svm", constraint=constraint)

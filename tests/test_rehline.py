@@ -214,7 +214,8 @@ def test_custom_loss_and_constraints_match_cvxpy(regression):
 
 # ---- real data -------------------------------------------------------------------------
 @pytest.fixture(scope="module")
-def real_sets(real_data):
+def real_sets(real_data, requires_data):
+    requires_data("breast-cancer_scale", "kin8nm", "a9a")
     bc = preprocess(load_dataset("breast-cancer_scale", with_test=False), standardize=True)
     kin = preprocess(load_dataset("kin8nm", with_test=False), standardize=True)
     kin = Dataset("kin300", kin.X[:300], kin.y[:300], "regression", "subset")
@@ -242,6 +243,7 @@ def test_real_subsets_match_cvxpy(real_sets, key, settings):
     _check_against(pb, fstar, *_solve(pb))
 
 
+@pytest.mark.requires_data("phishing", "a9a", "kin8nm")
 def test_agrees_with_rehline_package(real_data):
     rehline = pytest.importorskip("rehline")
     cases = [
@@ -300,6 +302,7 @@ def test_kernel_layout_follows_density(monkeypatch):
     assert isinstance(plq_packing.kernel_rows(M), np.ndarray)
 
 
+@pytest.mark.requires_data("phishing", "kin8nm")
 def test_cyclic_iterates_follow_rehline_package(real_data, monkeypatch):
     """Same start (zeros), cyclic order, no shrinking, the reference code's xi schedule
     (``xi_block=epoch``): after 3 epochs our iterate is the package's to rounding, for a

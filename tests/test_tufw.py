@@ -34,12 +34,14 @@ REPO = Path(__file__).resolve().parent.parent
 
 
 @pytest.fixture(scope="module")
-def a1a(real_data):
+def a1a(real_data, requires_data):
+    requires_data("a1a")
     return load_dataset("a1a")
 
 
 @pytest.fixture(scope="module")
-def svmguide3(real_data):
+def svmguide3(real_data, requires_data):
+    requires_data("svmguide3")
     import warnings
 
     with warnings.catch_warnings():
@@ -427,6 +429,7 @@ def test_taylor_adaptive_step_is_capped(svmguide3):
 
 
 # -- CLI and sweep configs ----------------------------------------------------------------
+@pytest.mark.requires_data("a1a")
 def test_cli_run(real_data, capsys):
     from ermviz.cli import main
 
@@ -481,6 +484,7 @@ def test_solver_is_a_tufw_solver(a1a):
         assert s.rule == name.removeprefix("tufw-")
 
 
+@pytest.mark.requires_data("a1a")
 def test_old_method_names_run_on_the_cli_as_their_listed_method(capsys, real_data):
     # tufw-sbd-k4 is an alias of tufw --set rule=sbd-k4 and fw-ada of fw --step adaptive:
     # the same run (same seed), the same numbers; `ermviz methods` lists each name once.
