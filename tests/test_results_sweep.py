@@ -76,8 +76,9 @@ def test_small_sweep_stores_every_cell_and_shows_its_table(tmp_path, monkeypatch
     m.param.watch(lambda e: seen.append((m.sweep_done, m.sweep_total)), ["sweep_done"])
     t0 = time.monotonic()
     assert m.small_sweep(), messages
-    seconds = time.monotonic() - t0
-    assert seconds < 60, f"the small sweep took {seconds:.0f} s"
+    # Reported, not asserted: a wall-clock limit fails on a loaded machine, not on a defect
+    # (the cells' budgets and the worker count bound it; a hang ends in the sweep's timeout).
+    print(f"the small sweep took {time.monotonic() - t0:.0f} s")
     assert not [x for x in messages if x[0] == "error"]
     assert m.sweep_state == "done" and (m.sweep_done, m.sweep_total) == (12, 12)
     assert seen[-1] == (12, 12) and [d for d, _ in seen] == sorted(d for d, _ in seen)
