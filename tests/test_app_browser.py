@@ -185,7 +185,9 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
             if proc.poll() is not None:
                 pytest.fail(f"panel serve exited with {proc.returncode}:\n{log.read_text()}")
             try:
-                with urllib.request.urlopen(url, timeout=5) as resp:
+                # Each attempt builds a page (2-4 s idle, far more under the suite's load):
+                # a short timeout would abandon every build and pile sessions up.
+                with urllib.request.urlopen(url, timeout=90) as resp:
                     if resp.status == 200:
                         break
             except OSError:
