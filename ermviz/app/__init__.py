@@ -25,11 +25,12 @@ Views:
 
 And :mod:`ermviz.app.warmup` fills numba's on-disk cache before the first click.
 
+And :mod:`ermviz.app.notebook` loads what a notebook needs, offline.
+
 Serve it with ``panel serve app.py`` from the repository root; in Jupyter::
 
-    import panel as pn
-    from ermviz.app import Dashboard
-    pn.extension("tabulator", notifications=True)
+    from ermviz.app import Dashboard, notebook_extension
+    notebook_extension()
     Dashboard().panel()
 """
 
@@ -40,9 +41,17 @@ from typing import TYPE_CHECKING, Any
 from ermviz.app.model import DashboardModel, RunSpec, Slot
 
 if TYPE_CHECKING:
+    from ermviz.app.notebook import notebook_extension
     from ermviz.app.page import Dashboard
 
-__all__ = ["Dashboard", "DashboardModel", "RunSpec", "Slot", "build_dashboard"]
+__all__ = [
+    "Dashboard",
+    "DashboardModel",
+    "RunSpec",
+    "Slot",
+    "build_dashboard",
+    "notebook_extension",
+]
 
 
 def __getattr__(name: str) -> Any:
@@ -51,4 +60,8 @@ def __getattr__(name: str) -> Any:
         from ermviz.app import page
 
         return getattr(page, name)
+    if name == "notebook_extension":
+        from ermviz.app.notebook import notebook_extension
+
+        return notebook_extension
     raise AttributeError(name)

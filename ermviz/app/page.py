@@ -105,6 +105,11 @@ class Dashboard(ControlsView, RaceView, TeachingView, ExportView, LessonsView):
         )
         self._refresh_teaching_preview()
         self.refresh(force=True)
+        # In a notebook every display is a Bokeh document of its own, and the live figures,
+        # their sources and the stylesheets the page shares are Bokeh models that belong to
+        # one document: each part displays through a guard that refuses a second display.
+        for name in PARTS:
+            setattr(self, name, _Part(self, getattr(self, name)))
 
     # -- toolbar ---------------------------------------------------------------------
     def _build_toolbar(self) -> None:
@@ -209,9 +214,11 @@ class Dashboard(ControlsView, RaceView, TeachingView, ExportView, LessonsView):
             self.teaching_plot.track(final=not self.model.active)
         if self.boundary_plot is not None:
             self.boundary_plot.update(final=not self.model.active)
-        if self._notebook_root is not None and not _served():
-            # In Jupyter, Bokeh models changed directly reach the page only when pushed.
-            pn.io.push_notebook(self._notebook_root)
+        if not _served():
+            shown = self._shown()
+            if shown:
+                # In Jupyter, Bokeh models changed directly reach the page only when pushed.
+                pn.io.push_notebook(*shown)
 
     def refresh(self, force: bool = False) -> None:
         """Update the race status, the per-run status strip, the buttons and (at most every
@@ -298,13 +305,48 @@ class Dashboard(ControlsView, RaceView, TeachingView, ExportView, LessonsView):
         return self._tabs
 
     def panel(self) -> pn.viewable.Viewable:
-        """The whole dashboard as one layout (for Jupyter; no template)."""
-        self._notebook_root = pn.Row(
-            pn.Column(self.controls, width=400),
-            pn.Column(self.toolbar, self.tabs(), sizing_mode="stretch_width"),
-            sizing_mode="stretch_width",
+        """The whole dashboard as one layout (for Jupyter; no template).
+
+        The controls stand left of the race on a wide output and above it on a narrow one
+        (JupyterLab's and Notebook 7's default widths). A dashboard shows in one output at a
+        time: while it shows, this returns a one-line notice instead (see :data:`PARTS`).
+        """
+        refusal = self._refusal()
+        if refusal is not None:
+            return refusal
+        if not _served():
+            from ermviz.app.notebook import warm_in_background
+
+            warm_in_background()  # the first Start then finds its kernels loaded
+        self._notebook_root = _Part(
+            self,
+            pn.FlexBox(
+                pn.Column(self.controls, width=400, min_width=300),
+                pn.Column(self.toolbar, self.tabs(), sizing_mode="stretch_width", min_width=560),
+                flex_wrap="wrap",
+                sizing_mode="stretch_width",
+            ),
         )
         return self._notebook_root
+
+    def _shown(self) -> list[pn.viewable.Viewable]:
+        """The parts (and the whole) of this dashboard displayed in a notebook output."""
+        parts = [getattr(self, name, None) for name in PARTS]  # (None while building)
+        parts.append(self._notebook_root)
+        return [p for p in parts if isinstance(p, _Part) and p._models]
+
+    def _refusal(self) -> pn.viewable.Viewable | None:
+        """A notice to display instead of a part while the dashboard shows elsewhere."""
+        if not self._shown():
+            return None
+        return pn.pane.Alert(
+            "This dashboard already shows in another output: a dashboard, or any part of "
+            "it, displays in one output at a time (its live plots belong to one page). "
+            "Use that output, or build another <code>Dashboard()</code> to show here.",
+            alert_type="warning",
+            sizing_mode="stretch_width",
+            css_classes=["ermviz-refused"],
+        )
 
     def template(self) -> pn.template.FastListTemplate:
         """The served page: controls in the sidebar, toolbar and tabs in the main area."""
@@ -316,6 +358,25 @@ class Dashboard(ControlsView, RaceView, TeachingView, ExportView, LessonsView):
             accent="#1f77b4",
             main_layout=None,
         )
+
+
+#: The dashboard's parts a notebook may display on their own (each is also in ``panel()``).
+PARTS = ("controls", "toolbar", "plots", "results", "teaching", "export", "lessons")
+
+
+class _Part(pn.Column):
+    """A dashboard's part as a notebook displays it: refused with a notice (a warning box,
+    not a traceback) while the same dashboard already shows in another output."""
+
+    def __init__(self, dashboard: Dashboard, part: pn.viewable.Viewable) -> None:
+        super().__init__(part, sizing_mode="stretch_width", margin=0)
+        self._dashboard = dashboard
+
+    def _repr_mimebundle_(self, include: Any = None, exclude: Any = None) -> Any:
+        refusal = self._dashboard._refusal()
+        if refusal is not None:
+            return refusal._repr_mimebundle_(include, exclude)
+        return super()._repr_mimebundle_(include, exclude)
 
 
 def _release_memory() -> None:

@@ -143,7 +143,8 @@ class RaceView:
     def _on_race_options(self, *events: Any) -> None:
         try:
             self.streamer.set_work_column(self.model.x_axis)
-            self._rebuild_plots()
+            with pn.io.hold():  # one message, its stylesheets inlined (_inline_stylesheets)
+                self._rebuild_plots()
         except Exception as exc:
             self.model.notify(f"plot options: {one_line(exc)}")
 
@@ -192,6 +193,22 @@ class RaceView:
             ),
         ]
         self.more_plots.active = active
+        self._inline_stylesheets()
+
+    def _inline_stylesheets(self) -> None:
+        """In a notebook with inline resources (:func:`ermviz.app.notebook_extension`), the
+        stylesheets of the figures just built inline too: Panel links them to its CDN when
+        they are added to a displayed layout (an offline page then lost their styling)."""
+        shown = getattr(self, "_shown", None)
+        if not pn.config.inline or shown is None:
+            return
+        from bokeh.models import UIElement
+        from panel.io.notebook import patch_inline_stylesheets
+
+        for part in shown():
+            for model, _ in list(part._models.values()):
+                for element in model.select({"type": UIElement}):
+                    patch_inline_stylesheets(element)
 
     def _show_race(self) -> None:
         """Label the plotted lines after the race's runs; hide lines without a run."""

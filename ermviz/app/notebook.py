@@ -1,0 +1,99 @@
+"""The dashboard in a Jupyter notebook (JupyterLab 4, Notebook 7, VS Code).
+
+:func:`notebook_extension` is the one call a notebook makes before it displays the
+dashboard, a part of it or a HoloViews plot::
+
+    from ermviz.app import Dashboard, notebook_extension
+
+    notebook_extension()
+    Dashboard().panel()
+
+It loads HoloViews' Bokeh backend and Panel's extensions with every JavaScript and
+stylesheet *inline* (inside the notebook's output), so a notebook renders offline and makes
+no request to a CDN, and it enables Panel's notifications (the dashboard's toasts).
+"""
+
+from __future__ import annotations
+
+import threading
+from typing import Any
+
+#: Panel extensions the dashboard's views need (the Results tab's Tabulator).
+EXTENSIONS = ("tabulator",)
+
+
+def notebook_extension(*extensions: str, **params: Any) -> None:
+    """Load what the dashboard needs in a notebook, offline: Panel's extensions
+    (:data:`EXTENSIONS` and ``extensions``) and HoloViews' Bokeh backend, with inline
+    resources and notifications; ``params`` go to :func:`panel.extension`.
+
+    Call it once, in the notebook's first cells, before anything is displayed (calling it
+    again is harmless). Outside a notebook it only configures Panel.
+    """
+    import holoviews as hv
+    import panel as pn
+    from panel.io import resources
+
+    # Inline resources: Bokeh's and Panel's JavaScript inside the output, and every
+    # stylesheet a component links (theme, loading spinner, layouts, markdown) inlined
+    # at display time instead of fetched from the CDN.
+    pn.config.inline = True
+    _load_notyf()
+    with resources.set_resource_mode("inline"):
+        # Panel first, with notifications on: its load holds Notyf (the toasts' library);
+        # loaded after HoloViews' it came as a reload without it ("Notyf is not defined").
+        pn.extension(*EXTENSIONS, *extensions, notifications=True, inline=True, **params)
+        # Then HoloViews' display hooks, inline too (by default it loads from the CDN).
+        hv.extension("bokeh", inline=True, logo=False)
+
+
+_warming: list[threading.Thread] = []
+
+
+def warm_in_background() -> None:
+    """Build the dashboard's default race once, on a thread of its own (once per process):
+    a notebook's kernel then has the data and numba's kernels loaded before the first
+    Start (measured cold: 5.7 s to build that race in a fresh process; ``panel serve``
+    does the same with ``--setup ermviz/app/warmup.py``)."""
+    if _warming:
+        return
+
+    def work() -> None:
+        from ermviz.app.model import DashboardModel
+
+        try:
+            DashboardModel(notifier=lambda level, message: None).prepare()
+        except Exception:  # only a slower first Start: the Start itself reports any error
+            pass
+
+    thread = threading.Thread(target=work, name="ermviz-warm-up", daemon=True)
+    _warming.append(thread)
+    thread.start()
+
+
+def _load_notyf() -> None:
+    """Define ``window.Notyf`` (the toasts' library, shipped in Panel's dist) in the page.
+
+    notyf.min.js declares ``var Notyf``; Panel's inline load runs each library inside a
+    function, where that declaration stays local, so ``window.Notyf`` was never defined and
+    no toast showed ("Notyf is not defined"). Here the global is set explicitly."""
+    try:
+        from IPython import get_ipython
+    except ImportError:
+        return
+    if getattr(get_ipython(), "kernel", None) is None:  # not a notebook's kernel
+        return
+    from IPython.display import publish_display_data
+    from panel.io.notebook import LOAD_MIME
+    from panel.io.resources import DIST_DIR
+
+    path = DIST_DIR / "bundled" / "notificationarea" / "notyf@3" / "notyf.min.js"
+    if not path.exists():  # another Panel: its own load is all there is
+        return
+    source = path.read_text(encoding="utf-8")
+    js = (
+        "if (window.Notyf === undefined) { (function () {\n"
+        f"{source}\nwindow.Notyf = Notyf; }})(); }}"
+    )
+    # As Panel's own load: the pyviz extension of JupyterLab and Notebook 7 runs this type.
+    publish_display_data({LOAD_MIME: js, "application/javascript": js})
