@@ -16,7 +16,10 @@ no request to a CDN, and it enables Panel's notifications (the dashboard's toast
 from __future__ import annotations
 
 import threading
+import weakref
 from typing import Any
+
+import panel as pn
 
 #: Panel extensions the dashboard's views need (the Results tab's Tabulator).
 EXTENSIONS = ("tabulator",)
@@ -97,3 +100,35 @@ def _load_notyf() -> None:
     )
     # As Panel's own load: the pyviz extension of JupyterLab and Notebook 7 runs this type.
     publish_display_data({LOAD_MIME: js, "application/javascript": js})
+
+
+_inline_sheets: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+
+
+class LiveHTML(pn.pane.HTML):
+    """An HTML pane updated during a race that keeps its stylesheets inline in a notebook.
+
+    Panel rebuilds a pane's properties on each update, linking its stylesheets (theme,
+    loading spinner) to its CDN again, outside the inline resources of the first display;
+    here they become inline stylesheets, one per document and address (served pages keep
+    Panel's own, which their server serves)."""
+
+    def _get_properties(self, doc: Any) -> dict[str, Any]:
+        props = super()._get_properties(doc)
+        sheets = props.get("stylesheets")
+        if not sheets or doc is None or doc.session_context is not None or not pn.config.inline:
+            return props
+        from bokeh.models import ImportedStyleSheet
+        from panel.io.notebook import replace_inline_css
+
+        cache = _inline_sheets.setdefault(doc, {})
+        out = []
+        for sheet in sheets:
+            if isinstance(sheet, ImportedStyleSheet):
+                url = str(sheet.url)
+                if url not in cache:
+                    cache[url] = replace_inline_css(sheet)
+                sheet = cache[url]
+            out.append(sheet)
+        props["stylesheets"] = out
+        return props

@@ -33,6 +33,7 @@ from ermviz.app.controls import ControlsView
 from ermviz.app.export_view import ExportView
 from ermviz.app.lessons_view import TAB_INDEX, LessonsView
 from ermviz.app.model import DashboardModel
+from ermviz.app.notebook import LiveHTML
 from ermviz.app.race_view import RaceView
 from ermviz.app.streaming import Streamer
 from ermviz.app.teaching_view import TeachingView
@@ -122,10 +123,10 @@ class Dashboard(ControlsView, RaceView, TeachingView, ExportView, LessonsView):
         self.pause_button.on_click(g("pause")(self.toggle_pause))
         self.stop_button.on_click(g("stop")(self.stop))
         self.reset_button.on_click(g("reset")(self.reset))
-        self.race_text = pn.pane.HTML("", margin=(12, 6), css_classes=["race-status"])
-        self.status_strip = pn.pane.HTML("", sizing_mode="stretch_width", margin=(0, 10))
+        self.race_text = LiveHTML("", margin=(12, 6), css_classes=["race-status"])
+        self.status_strip = LiveHTML("", sizing_mode="stretch_width", margin=(0, 10))
         # The race's outcome in words, on a line of its own (a sentence per run).
-        self.summary_text = pn.pane.HTML("", sizing_mode="stretch_width", margin=(0, 10))
+        self.summary_text = LiveHTML("", sizing_mode="stretch_width", margin=(0, 10))
         self.toolbar = pn.Column(
             # A FlexBox wraps the buttons on a narrow window (a Row cut the last ones off).
             pn.FlexBox(

@@ -25,6 +25,7 @@ import panel as pn
 from ermviz.app.figures import TracePlots
 from ermviz.app.messages import one_line
 from ermviz.app.model import DashboardModel
+from ermviz.app.notebook import LiveHTML
 from ermviz.app.race import PALETTE, RESULT_COLUMNS, THRESHOLDS
 from ermviz.app.references import MAX_REFERENCES, differences
 from ermviz.app.streaming import Streamer, reference_series
@@ -46,7 +47,7 @@ class RaceView:
         # A plain HTML table, rebuilt at most once a second: measured, a Tabulator update
         # cost ~0.2 s of the event loop (pandas Styler and string arrays), time the solver
         # threads then waited for the GIL.
-        self.table = pn.pane.HTML(
+        self.table = LiveHTML(
             self._results_html(), sizing_mode="stretch_width", css_classes=["ermviz-results"]
         )
         self.results = pn.Column(
@@ -126,7 +127,7 @@ class RaceView:
         # layout in chromium, hence the plain Row.)
         self.more_plots = pn.Tabs(dynamic=True, sizing_mode="stretch_width")
         self.streamer.ensure_pool(max(3, len(m.specs)))
-        self.reference_note = pn.pane.HTML(
+        self.reference_note = LiveHTML(
             "", sizing_mode="stretch_width", margin=(0, 10), css_classes=["ermviz-references"]
         )
         self._rebuild_plots()
