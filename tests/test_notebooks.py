@@ -39,6 +39,15 @@ def test_notebook_runs(path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
         if out.get("output_type") == "error"
     ]
     assert not errors
+    # Nor a warning: Python's warnings (and any other complaint) land on stderr.
+    warnings = [
+        (i, out.get("text", "")[:300])
+        for i, cell in enumerate(nb.cells)
+        if cell.cell_type == "code"
+        for out in cell.get("outputs", [])
+        if out.get("output_type") == "stream" and out.get("name") == "stderr"
+    ]
+    assert not warnings, warnings
     # Every code cell ran and the last ones displayed something (plots, the dashboard).
     code = [c for c in nb.cells if c.cell_type == "code"]
     assert all(c.get("execution_count") for c in code)
