@@ -15,6 +15,7 @@ no request to a CDN, and it enables Panel's notifications (the dashboard's toast
 
 from __future__ import annotations
 
+import base64
 import threading
 import weakref
 from typing import Any
@@ -41,6 +42,7 @@ def notebook_extension(*extensions: str, **params: Any) -> None:
     # stylesheet a component links (theme, loading spinner, layouts, markdown) inlined
     # at display time instead of fetched from the CDN.
     pn.config.inline = True
+    _keep_stylesheets_local()
     _load_notyf()
     with resources.set_resource_mode("inline"):
         # Panel first, with notifications on: its load holds Notyf (the toasts' library);
@@ -48,6 +50,57 @@ def notebook_extension(*extensions: str, **params: Any) -> None:
         pn.extension(*EXTENSIONS, *extensions, notifications=True, inline=True, **params)
         # Then HoloViews' display hooks, inline too (by default it loads from the CDN).
         hv.extension("bokeh", inline=True, logo=False)
+
+
+_data_urls: dict[str, str] = {}
+
+
+def _local_stylesheet(stylesheet: Any, dist_url: str) -> None:
+    """After Panel's own patch: a stylesheet still linked to Panel's CDN, in a notebook
+    (no server session) with inline resources, links its shipped file as a ``data:`` URL.
+
+    Panel inlines stylesheets when a component is first displayed, but the layouts, themes
+    and loading spinners it adds or updates later (a rebuilt sidebar, a pane updated
+    during a race) link ``cdn.holoviz.org`` again; offline those requests fail. A ``data:``
+    URL carries the same file, so no request leaves the page in any front end."""
+    from panel.io.resources import CDN_DIST, DIST_DIR
+    from panel.io.state import state
+
+    url = str(getattr(stylesheet, "url", "") or "")
+    if not (pn.config.inline and url.startswith(CDN_DIST)):
+        return
+    doc = state.curdoc
+    if doc is not None and doc.session_context is not None:
+        return  # a served page: its server serves Panel's files
+    if url not in _data_urls:
+        path = DIST_DIR / url[len(CDN_DIST) :].split("?")[0]
+        if not path.is_file():
+            return
+        encoded = base64.b64encode(path.read_bytes()).decode("ascii")
+        _data_urls[url] = f"data:text/css;base64,{encoded}"
+    stylesheet.url = _data_urls[url]
+
+
+def _keep_stylesheets_local() -> None:
+    """Route Panel's stylesheet patching through :func:`_local_stylesheet` (once).
+
+    Panel's components and themes call ``patch_stylesheet`` (imported by name into
+    ``panel.reactive`` and ``panel.theme.base``) on every stylesheet they link; wrapping
+    it there covers every component, ours and HoloViews' panes alike."""
+    import panel.reactive
+    import panel.theme.base
+
+    for module in (panel.reactive, panel.theme.base):
+        original = getattr(module, "patch_stylesheet", None)
+        if original is None or getattr(original, "_ermviz_local", False):
+            continue
+
+        def patched(stylesheet: Any, dist_url: str, _original: Any = original) -> None:
+            _original(stylesheet, dist_url)
+            _local_stylesheet(stylesheet, dist_url)
+
+        patched._ermviz_local = True  # type: ignore[attr-defined]
+        module.patch_stylesheet = patched
 
 
 _warming: list[threading.Thread] = []
