@@ -638,3 +638,21 @@ def test_the_sidebar_shows_what_a_preset_fills_in_and_the_problem_is_built_with_
         built = m.build_problem().settings
         assert all(m.problem_value(k) == built[k] for k in shown), (name, value)
     assert m.problem_value("rho") == 0.05
+
+
+def test_start_over_the_lessons_gallery_shows_the_race_tab():
+    # Issue 30: in a notebook, Start pressed on the opening Lessons tab left the moving
+    # plots out of sight; a tab the user chose (teaching view, results) is kept.
+    from ermviz.app import Dashboard
+    from ermviz.app.lessons_view import TAB_INDEX
+
+    dash = Dashboard(make_model(max_time=0.2, tol=1e-2))
+    tabs = dash.tabs()
+    assert tabs.active == TAB_INDEX["lessons"]
+    dash.start_sync()
+    assert tabs.active == TAB_INDEX["race"]
+    dash.model.stop(wait=2.0)
+    tabs.active = TAB_INDEX["teaching"]
+    dash.start_sync()
+    assert tabs.active == TAB_INDEX["teaching"]
+    dash.model.stop(wait=2.0)

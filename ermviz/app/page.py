@@ -176,6 +176,8 @@ class Dashboard(ControlsView, RaceView, TeachingView, ExportView, LessonsView):
         """Show the new race, then start its runs (in that order: building figures holds
         the GIL, and a run started earlier would count that wait as solver time)."""
         with pn.io.hold(freeze=True):
+            if self._tabs is not None and self._tabs.active == TAB_INDEX["lessons"]:
+                self.show_tab("race")  # Start pressed over the gallery: show what moves
             self.model.launch(slots, start=False)
             grew = self.streamer.attach(slots, self.model.problem_obj)
             if grew or self._plots_kind != self._certificate_kind():
