@@ -27,23 +27,13 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from test_app_browser import CHROMIUM, CHROMIUM_ARGS
 
 pytestmark = pytest.mark.browser
 
 REPO = Path(__file__).resolve().parent.parent
 ARTIFACTS = REPO / "test-artifacts"
 NOTEBOOKS = sorted((REPO / "notebooks").glob("*.ipynb"))
-CHROMIUM = "/usr/bin/chromium"
-CHROMIUM_ARGS = [
-    "--headless",
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-quic",
-    "--no-first-run",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-]
 TOKEN = "ermviz-test"
 # 02_meta_learning (no dashboard) runs for minutes (its races have sample budgets): it is
 # executed headless by tests/test_notebooks.py only.
