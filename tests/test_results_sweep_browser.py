@@ -65,7 +65,7 @@ def test_results_tab_runs_the_small_sweep_and_shows_its_table(server: str, page)
             break
         time.sleep(0.1)
     done = page.locator('.results-status[data-level="success"]', has_text="finished cells")
-    done.wait_for(timeout=1_000)
+    done.wait_for(timeout=15_000)  # text and level may arrive in two updates under load
     assert f"{len(cells)} finished cells" in done.inner_text()
     # Progress arrived live: before any cell finished, and part-way.
     assert 0 in counts and any(0 < k < len(cells) for k in counts), counts
