@@ -7,10 +7,11 @@ from __future__ import annotations
 import numpy as np
 import pytest
 import scipy.sparse as sp
+from conftest import missing_catalog_files
 
 from ermviz.app.model import DashboardModel, RunSpec
 from ermviz.cli import main
-from ermviz.data import bundled_names, load_dataset, locate, preprocess
+from ermviz.data import bundled_names, load_dataset, preprocess
 from ermviz.data.dataset import Dataset
 from ermviz.families.scaling import SCALE_SPREAD, feature_scales, scaling_notices
 from ermviz.registry import PROBLEMS, build_problem, build_solver
@@ -26,12 +27,9 @@ METHOD = {"svm-dual": "pfw", "logreg-l1": "pfw", "nonconvex-l1": "tufw", "least-
 
 def requires_catalog(*names: str) -> None:
     """Skip (a failure under CI) when a catalog file is not on the search path."""
-    missing = [n for n in names if locate(n) is None]
-    if missing:
-        pytest.skip(
-            f"catalog file(s) {', '.join(missing)} not found (set ERMVIZ_DATA to the folder "
-            "that holds them)"
-        )
+    reason = missing_catalog_files(names)
+    if reason:
+        pytest.skip(reason)
 
 
 def cli_warnings(capsys, *argv: str) -> list[str]:
