@@ -100,7 +100,9 @@ def _cycle(browser, url: str, k: int) -> None:
     page = browser.new_page(viewport={"width": 1400, "height": 1000})
     page.set_default_timeout(60_000)
     try:
-        page.goto(f"{url}?dataset={first}&max_time=30", timeout=120_000)
+        # tol far below what any run reaches: every run must still be going when Stop is
+        # pressed (toy-2d reached the default 1e-10 before Stop on a loaded machine)
+        page.goto(f"{url}?dataset={first}&max_time=30&tol=1e-300", timeout=120_000)
         page.locator(".run-status-empty").first.wait_for(timeout=120_000)
         click = lambda label: page.locator("button", has_text=label).first.click()  # noqa: E731
         click("Start")
