@@ -73,6 +73,46 @@ def test_a_finished_race_exports_a_png_of_its_figures(tmp_path):
     png_mod.write_atomically(ARTIFACTS / "export-figures.png", data)
 
 
+def _toolbar_layout(toolbars: bool = True):
+    """Two figures in a grid (one toolbar on its right) over a third (its own toolbar)."""
+    from bokeh.layouts import column, gridplot
+    from bokeh.plotting import figure
+
+    location = "above" if toolbars else None
+    figs = [
+        figure(title=f"plot {i}", width=300, height=200, toolbar_location=location)
+        for i in range(3)
+    ]
+    for i, fig in enumerate(figs):
+        fig.line([1, 2, 3], [1, 2 + i, 9], line_width=2)
+    grid = gridplot([figs[:2]], toolbar_location="right" if toolbars else None)
+    return column(grid, figs[2])
+
+
+def test_the_png_export_draws_no_toolbar():
+    """The exported PNG is pixel for pixel the layout drawn with ``toolbar_location=None``
+    everywhere, and differs from it when the toolbars are left on."""
+    from bokeh.embed import file_html
+    from bokeh.resources import INLINE
+    from PIL import Image, ImageChops
+
+    def image(data: bytes):
+        return Image.open(io.BytesIO(data)).convert("RGB")
+
+    with_toolbars = png_mod.html_to_png(file_html(_toolbar_layout(), INLINE))
+    assert png_mod.last_render["toolbars"] == 2  # the grid's and the lone figure's
+    reference = png_mod.html_to_png(file_html(_toolbar_layout(toolbars=False), INLINE))
+    assert png_mod.last_render["toolbars"] == 0
+    exported = png_mod.layout_to_png(_toolbar_layout())
+    assert png_mod.last_render["toolbars"] == 0
+    assert _size(exported) == _size(reference) == (png_mod.PNG_WIDTH, 800)
+    assert ImageChops.difference(image(exported), image(reference)).getbbox() is None
+    assert ImageChops.difference(image(with_toolbars), image(reference)).getbbox() is not None
+    # The shared browser draws the next export in the same tab, from scratch.
+    again = png_mod.layout_to_png(_toolbar_layout())
+    assert ImageChops.difference(image(again), image(reference)).getbbox() is None
+
+
 def test_png_export_without_chromium_says_how_to_fix_it(monkeypatch, tmp_path):
     monkeypatch.setenv("ERMVIZ_CHROMIUM", str(tmp_path / "no-chromium"))
     with pytest.raises(png_mod.PngError) as err:
