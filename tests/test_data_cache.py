@@ -2,20 +2,20 @@
 
 from __future__ import annotations
 
-import shutil
-
 import numpy as np
 import pytest
 
 from ermviz import data
+from ermviz.data.readers import _open_binary
 
 
 @pytest.mark.requires_data("a1a")
 def test_parsed_cache_round_trip_and_invalidation(tmp_path, monkeypatch, real_data):
     folder = tmp_path / "data"
     folder.mkdir()
-    src = data.locate("a1a")
-    shutil.copy(src, folder / "a1a")
+    src = data.locate("a1a")  # plain, or the .bz2 shipped in datasets/: write it plain
+    with _open_binary(src) as fh:
+        (folder / "a1a").write_bytes(fh.read())
     monkeypatch.setenv("ERMVIZ_DATA", str(folder))
     monkeypatch.setenv("ERMVIZ_CACHE", str(tmp_path / "cache"))
     data.clear_cache()

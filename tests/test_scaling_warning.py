@@ -147,9 +147,9 @@ def test_cli_is_silent_on_scaled_catalog_sets(capsys, name, problem, method):
 
 # ---- every problem that declares the check, over data sets ---------------------------------
 SCALED_CATALOG = (
-    "a1a", "a2a", "a8a", "a9a", "w1a", "w7a", "w8a", "ijcnn1", "phishing", "svmguide3",
-    "splice", "banana", "waveform", "breast-cancer_scale", "diabetes_scale", "abalone",
-    "kin8nm",
+    "a1a", "a2a", "a8a", "a9a", "w1a", "w7a", "w8a", "ijcnn1", "ijcnn1-20k", "phishing",
+    "svmguide3", "splice", "banana", "waveform", "breast-cancer_scale", "diabetes_scale",
+    "abalone", "kin8nm",
 )  # fmt: skip
 UNSCALED_CATALOG = (
     "breast-cancer", "diabetes", "liver-disorders", "skin_nonskin", "cadata", "house_8L",

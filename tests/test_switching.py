@@ -106,7 +106,7 @@ def test_every_dataset_and_problem_switch_keeps_no_setting_of_the_previous_one()
     dash, model, notes = _dashboard()
     datasets = list(model.param.dataset.objects)
     # Every bundled set is offered, and exactly the catalog sets whose file is found here
-    # (none on a machine without a data folder).
+    # (without a data folder, those shipped in datasets/: a1a, banana, ijcnn1-20k).
     assert set(bundled_names()) <= set(datasets)
     found = {name for name in catalog() if locate(name) is not None}
     assert {d for d in datasets if d in catalog()} == found
