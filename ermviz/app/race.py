@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import dataclasses
 import io
+import json
 from collections.abc import Iterable
 from typing import Any
 
@@ -227,17 +228,88 @@ def result_rows_of(slots: Iterable[Slot]) -> list[dict[str, Any]]:
     return rows + group_rows(slots, rows)
 
 
-def traces_of(slots: Iterable[Slot]) -> pd.DataFrame:
-    """Every run's whole trace (``run.frame()``), with its label, in one tidy frame."""
+#: Columns of the traces export that say how each run was set up, after the trace's own
+#: ``dataset``, ``problem``, ``method`` and ``step``: the problem's settings and the
+#: method's and step rule's (JSON objects), the method's ``seed`` (stochastic methods;
+#: empty otherwise), the budget and the preprocessing (``split_seed``: the seed of the
+#: train/test split).
+SETTING_COLUMNS = (
+    "problem_settings",
+    "method_settings",
+    "seed",
+    "tol",
+    "max_iter",
+    "max_time",
+    "max_work",
+    "standardize",
+    "normalize",
+    "test_size",
+    "split_seed",
+)
+
+
+def _json(settings: dict[str, Any]) -> str:
+    return json.dumps(settings, sort_keys=True, separators=(",", ":"), default=str)
+
+
+def _setup_value(setup: dict[str, str], key: str, kind: type) -> Any:
+    text = setup.get(key)
+    if text is None:
+        return None
+    if kind is bool:
+        return text == "yes"
+    return kind(text)
+
+
+def run_settings(slot: Slot, setup: dict[str, str] | None = None) -> dict[str, Any]:
+    """The :data:`SETTING_COLUMNS` of ``slot``'s run: its settings and budget from the run
+    itself, its preprocessing from ``setup`` (the race's set-up texts, see
+    :func:`~ermviz.app.references.setup_of`; None where unknown)."""
+    run = slot.run
+    problem = getattr(getattr(run, "solver", None), "problem", None)
+    psettings = dict(getattr(problem, "settings", {}) or {})
+    msettings = {k: v for k, v in run.info.settings.items() if k not in psettings}
+    budget = run.budget
+    setup = setup or {}
+    test_size = _setup_value(setup, "test_size", float)
+    return {
+        "problem_settings": _json(psettings),
+        "method_settings": _json(msettings),
+        "seed": msettings.get("seed"),
+        "tol": float(budget.tol),
+        "max_iter": int(budget.max_iter),
+        "max_time": float(budget.max_time),
+        "max_work": f"{budget.max_work[0]}={budget.max_work[1]:g}" if budget.max_work else "",
+        "standardize": _setup_value(setup, "standardize", bool),
+        "normalize": _setup_value(setup, "normalize", bool),
+        # 0 in the set-up: the dataset's own test file, if any (no split).
+        "test_size": test_size if test_size else None,
+        "split_seed": _setup_value(setup, "seed", int),
+    }
+
+
+def with_settings(frame: pd.DataFrame, slot: Slot, setup: dict[str, str] | None) -> pd.DataFrame:
+    """``frame`` (a run's trace frame) with its ``label`` and :data:`SETTING_COLUMNS`
+    inserted after its ``step`` column (at the end if it has none)."""
+    if "label" not in frame:
+        frame.insert(1, "label", slot.label)
+    at = frame.columns.get_loc("step") + 1 if "step" in frame else len(frame.columns)
+    for k, (name, v) in enumerate(run_settings(slot, setup).items()):
+        frame.insert(at + k, name, v)
+    return frame
+
+
+def traces_of(slots: Iterable[Slot], setup: dict[str, str] | None = None) -> pd.DataFrame:
+    """Every run's whole trace (``run.frame()``), with its label and the settings it ran
+    with (:data:`SETTING_COLUMNS`; ``setup``: the race's set-up texts, for the
+    preprocessing), in one tidy frame."""
     frames = []
     for slot in slots:
         if slot.run is None:
             continue
-        frame = slot.run.frame()
-        frame.insert(1, "label", slot.label)
-        frames.append(frame)
+        frames.append(with_settings(slot.run.frame(), slot, setup))
     if not frames:
-        return pd.DataFrame(columns=["run_id", "label"])
+        return pd.DataFrame(columns=["run_id", "label", *SETTING_COLUMNS])
     return pd.concat(frames, ignore_index=True)
 
 

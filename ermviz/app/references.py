@@ -21,7 +21,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from ermviz.app.race import Slot
+from ermviz.app.race import Slot, with_settings
 from ermviz.app.thinning import thin_rows
 
 #: References kept at once (each adds a faded line per run to every plot).
@@ -83,8 +83,8 @@ def freeze_race(slots: list[Slot], number: int, setup: dict[str, str]) -> Refere
         objective = whole["objective"].to_numpy(dtype=float)
         if np.isfinite(objective).any():
             best = min(best, float(np.nanmin(objective[np.isfinite(objective)])))
-        frame = thinned_frame(whole)
-        frame.insert(1, "label", slot.label)
+        # Its settings travel with it into the traces export (race.SETTING_COLUMNS).
+        frame = with_settings(thinned_frame(whole), slot, setup)
         runs.append(ReferenceRun(slot.label, slot.color, slot.run_id, frame))
     for run in runs:
         # The best objective of the whole race: the suboptimality plot's zero, then.
