@@ -21,9 +21,24 @@ import weakref
 from typing import Any
 
 import panel as pn
+from panel.theme.fast import Fast
 
 #: Panel extensions the dashboard's views need (the Results tab's Tabulator).
 EXTENSIONS = ("tabulator",)
+#: The served page's font: fonts every desktop has, so nothing is fetched (Panel's Fast
+#: design links Open Sans from fonts.googleapis.com; offline that request fails in the
+#: console, online it tells Google who opened the page).
+PAGE_FONT = (
+    "system-ui, -apple-system, 'Segoe UI', Roboto, 'Helvetica Neue', "
+    "'DejaVu Sans', 'Liberation Sans', Arial, sans-serif"
+)
+
+
+#: Panel's Fast design without its web font: the served page's FastListTemplate
+#: (``design=OfflineFast, font=PAGE_FONT``) requests no Google Fonts stylesheet (checked by
+#: tests/test_app_browser.py). Named ``Fast`` too: Panel finds a design's own files
+#: (``fast/js/fast_design.js``) under its class name.
+OfflineFast = type("Fast", (Fast,), {"_resources": {**Fast._resources, "font": {}}})
 
 
 def notebook_extension(*extensions: str, **params: Any) -> None:
