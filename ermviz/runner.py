@@ -28,6 +28,7 @@ import threading
 import time
 import traceback
 import uuid
+import weakref
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
@@ -156,6 +157,19 @@ class RunInfo:
     label: str = ""
 
 
+def stop_all(wait: float = 0.2, reason: str = "stopped: the server is shutting down") -> int:
+    """Stop every run started in this process that has not ended (a server shutting
+    down), waiting up to ``wait`` seconds in all for them to end; returns how many were
+    running."""
+    runs = [run for run in list(_STARTED) if not run.done]
+    for run in runs:
+        run.stop(reason)
+    deadline = time.perf_counter() + wait
+    for run in runs:
+        run.join(max(0.0, deadline - time.perf_counter()))
+    return len(runs)
+
+
 class _StoppedWaiting(Exception):
     """A stop request arrived while the run was queued for a core (no chunk was run)."""
 
@@ -250,6 +264,7 @@ class Run:
         self._thread = threading.Thread(
             target=self._run_in_thread, name=f"ermviz-{self.run_id}", daemon=True
         )
+        _STARTED.add(self)
         self._thread.start()
         return self
 
@@ -560,6 +575,8 @@ class Run:
         }
 
 
+#: Runs started in this process (weakly held), for :func:`stop_all`.
+_STARTED: weakref.WeakSet[Run] = weakref.WeakSet()
 _SOLVER_BASE = BASE_COLUMNS
 
 

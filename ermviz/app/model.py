@@ -115,6 +115,12 @@ CHUNK_SECONDS = 0.01
 #: priority ~20 % of the CPU sat idle during a race (solver threads waiting for the GIL
 #: held by a descheduled event loop), at +5 about half of that.
 SOLVER_NICENESS = 5
+#: Called by :meth:`DashboardModel.prepare` with the model and the race's (problem, method,
+#: step) keys before it builds the runs: the server's background warm-up
+#: (:func:`ermviz.app.warmup.wait_for_kernels`) installs it to make a race wait, shown as
+#: "compiling", for kernels being compiled in the background rather than compile them
+#: again in the server; None (the default): build at once.
+KERNELS_GATE: Callable[[Any, list[tuple[str, str, str]]], None] | None = None
 
 #: Parameters that make up the shareable configuration (see :mod:`ermviz.app.urlstate`).
 CONFIG_PARAMS = (
@@ -435,6 +441,9 @@ class DashboardModel(param.Parameterized):
         slots = self.new_slots()
         if not slots:
             return slots
+        gate = KERNELS_GATE
+        if gate is not None:
+            gate(self, [(self.problem, slot.method, slot.step) for slot in slots])
         try:
             configs = self.run_configs(slots)
             problem = self.build_problem()
@@ -629,7 +638,7 @@ class DashboardModel(param.Parameterized):
     def traces(self) -> pd.DataFrame:
         """Every run's whole trace (``run.frame()``), with its label, and each kept
         reference's thinned one, in one tidy frame; its ``race`` column says which race."""
-        return traces_with_references(traces_of(self.slots), self.references)
+        return traces_with_references(traces_of(self.slots, self._race_setup), self.references)
 
     # -- references ------------------------------------------------------------------
     def current_setup(self) -> dict[str, str]:
