@@ -18,7 +18,7 @@ from __future__ import annotations
 import base64
 import threading
 import weakref
-from typing import Any
+from typing import Any, ClassVar
 
 import panel as pn
 from panel.theme.fast import Fast
@@ -34,11 +34,38 @@ PAGE_FONT = (
 )
 
 
-#: Panel's Fast design without its web font: the served page's FastListTemplate
-#: (``design=OfflineFast, font=PAGE_FONT``) requests no Google Fonts stylesheet (checked by
-#: tests/test_app_browser.py). Named ``Fast`` too: Panel finds a design's own files
-#: (``fast/js/fast_design.js``) under its class name.
-OfflineFast = type("Fast", (Fast,), {"_resources": {**Fast._resources, "font": {}}})
+def _pin_local_dist() -> None:
+    """In a served session, record where the server serves Panel's files on the session's
+    document, as Panel does when it renders the page's HTML.
+
+    A session whose page took longer to load than the server's unused-session lifetime is
+    recreated by Bokeh when its websocket connects, without that HTML: Panel then points
+    every stylesheet of the page at cdn.holoviz.org (measured: 19 requests to the CDN,
+    failing offline, with ``--unused-session-lifetime 1000``)."""
+    from panel.io.resources import LOCAL_DIST, use_cdn
+    from panel.io.state import state
+
+    doc = state.curdoc
+    if doc is None or doc.session_context is None or use_cdn():
+        return
+    local = f"{state.rel_path}/{LOCAL_DIST}" if state.rel_path else LOCAL_DIST
+    doc._template_variables.setdefault("dist_url", local)
+
+
+class OfflineFast(Fast):
+    """Panel's Fast design without its web font: the served page's FastListTemplate
+    (``design=OfflineFast, font=PAGE_FONT``) requests no Google Fonts stylesheet, nor any
+    other file from outside the server (checked by tests/test_app_browser.py)."""
+
+    _resources: ClassVar[dict[str, Any]] = {**Fast._resources, "font": {}}
+
+    def __init__(self, **params: Any) -> None:
+        super().__init__(**params)
+        _pin_local_dist()
+
+
+# Named Fast too: Panel finds a design's own files (fast/js/fast_design.js) by class name.
+OfflineFast.__name__ = OfflineFast.__qualname__ = "Fast"
 
 
 def notebook_extension(*extensions: str, **params: Any) -> None:
