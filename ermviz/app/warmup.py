@@ -19,9 +19,9 @@ and the set-up returns at once (the page answers within seconds) after starting
   every page being built (measured: the event loop's p95 wake-up lag 9.3 ms with a
   compiling thread, 2.7 ms with a compiling child; README, "Set-up");
 * a **daemon thread** in the server reads the child's progress, prints it on the
-  terminal (``ermviz: compiling kernels 3/40: PFW exact on svm-dual (wdbc)``), and loads
-  each kernel the child has compiled into the server (from the cache, a fraction of a
-  second each), so that the first Start of a lesson is quick.
+  terminal (``ermviz: compiling kernels 3/158: PFW exact on svm-dual (wdbc)``), and loads
+  each lesson's kernels into the server as soon as the child has compiled them (from the
+  cache, a fraction of a second each), so that the first Start of a lesson is quick.
 
 :func:`progress` tells how far it is (the page's status line reads it,
 :func:`status_line`). A race started before its kernels are compiled waits for the
@@ -419,9 +419,13 @@ def _serve(echo: Callable[[str], None]) -> None:
                 with s.cond:
                     s.compiled.add(i)
                     s.cond.notify_all()
-                to_load.append(i)
-                # Load what the child has compiled while it compiles the next one: the
-                # first lesson is ready in the server long before the last kernel.
+                # Load the lessons' kernels the child has compiled while it compiles the
+                # next one: the first lesson is ready in the server long before the last
+                # kernel. The family's are left in the cache (loaded by their first race,
+                # a fraction of a second each): loading all of them here would hold the
+                # GIL for tens of seconds while the first pages are being built.
+                if not items[i].group.startswith("fw:"):
+                    to_load.append(i)
                 while to_load and not s.stop.is_set():
                     _load(builder, items[to_load.pop(0)])
         rc = s.child.wait()
@@ -436,7 +440,7 @@ def _serve(echo: Callable[[str], None]) -> None:
             echo(f"{why} kernels; the others compile on their race's first Start")
             _finish("failed", why)
             return
-        echo(f"kernels ready ({len(items)} compiled and loaded in {seconds:.0f} s)")
+        echo(f"kernels ready ({len(items)} compiled, the lessons' loaded, in {seconds:.0f} s)")
         _finish("ready")
     except Exception as exc:  # the server keeps serving: races compile on their Start
         echo(f"kernel warm-up failed ({_one_line(exc)}); races compile on their first Start")
