@@ -39,11 +39,12 @@ lint: $(STAMP)
 test: $(STAMP) browser lint
 	$(VENV)/bin/pytest
 
+# `ermviz serve` runs `panel serve` on the packaged app (same as app.py) with
+# --setup ermviz/app/warmup.py --check-unused-sessions 1000 --unused-session-lifetime 5000
+# --show, and sets SERVE_ENV's allocator settings itself where unset (ermviz/serve.py).
 serve: $(STAMP)
-	$(SERVE_ENV) $(VENV)/bin/panel serve app.py --address $(ADDRESS) --port $(PORT) \
-		$(foreach o,$(ORIGINS),--allow-websocket-origin $(o)) \
-		--setup ermviz/app/warmup.py \
-		--check-unused-sessions 1000 --unused-session-lifetime 5000 --show
+	$(SERVE_ENV) $(VENV)/bin/ermviz serve --address $(ADDRESS) --port $(PORT) \
+		$(foreach o,$(ORIGINS),--allow-websocket-origin $(o))
 
 clean:
 	rm -rf $(VENV) .pytest_cache .ruff_cache test-artifacts

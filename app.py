@@ -1,13 +1,13 @@
-"""The ermviz dashboard: ``panel serve app.py`` from the repository root.
+"""The ermviz dashboard: ``panel serve app.py`` from the repository root (``ermviz serve``
+does the same with safe serving defaults).
 
+This file runs the app file shipped in the package, :data:`ermviz.app.served.APP`.
 Warm numba's cache at server start (the first Start click is then immediate) with
 ``panel serve app.py --setup ermviz/app/warmup.py``.
 """
 
-import panel as pn
+import runpy
 
-from ermviz.app.page import build_dashboard
+from ermviz.app.served import APP
 
-pn.extension("tabulator", notifications=True, sizing_mode="stretch_width")
-
-build_dashboard().template().servable(title="ermviz")
+runpy.run_path(str(APP))

@@ -1,4 +1,4 @@
-"""Command line: ``python -m ermviz {run, sweep, report, cv-radius, methods, datasets}``.
+"""Command line: ``python -m ermviz {run, sweep, report, cv-radius, methods, datasets, serve}``.
 
 ``run`` solves one problem headless with the same runner as the dashboard, shows a
 progress bar with the live certificate on stderr, optionally writes the trace (CSV or
@@ -154,6 +154,55 @@ def build_parser() -> argparse.ArgumentParser:
 
     sub.add_parser("methods", help="list problems, methods, step rules and their settings")
     sub.add_parser("datasets", help="list the dataset catalog and where each file is")
+
+    from ermviz import serve as serving
+
+    sv = sub.add_parser(
+        "serve",
+        help="serve the dashboard (at /app) with safe defaults",
+        description=(
+            "Serve the dashboard with `panel serve`: loopback only, websocket origins "
+            "localhost:PORT and 127.0.0.1:PORT, closed sessions dropped after 5 s, "
+            "PYTHONMALLOC=malloc MALLOC_ARENA_MAX=2, numba kernels compiled in the background."
+        ),
+    )
+    sv.add_argument(
+        "--address",
+        default=serving.DEFAULT_ADDRESS,
+        help="interface to listen on (default 127.0.0.1; 0.0.0.0 lets a classroom in)",
+    )
+    sv.add_argument("--port", type=_int, default=serving.DEFAULT_PORT, help="default 5006")
+    sv.add_argument(
+        "--allow-websocket-origin",
+        action="append",
+        dest="origins",
+        metavar="HOST[:PORT]",
+        help="an address students type (repeatable; default localhost:PORT, 127.0.0.1:PORT)",
+    )
+    sv.add_argument(
+        "--threads",
+        type=_int,
+        default=None,
+        help="solver threads computing at once, also numba's threads "
+        "(default: the usable CPUs; 0 = no limit)",
+    )
+    sv.add_argument(
+        "--show",
+        action=argparse.BooleanOptionalAction,
+        default=True,
+        help="open the page in a browser (default: --show)",
+    )
+    sv.add_argument(
+        "--warmup",
+        action=argparse.BooleanOptionalAction,
+        default=True,
+        help="compile the numba kernels in the background at start (default: --warmup)",
+    )
+    sv.add_argument(
+        "--print-command",
+        action="store_true",
+        help="print the environment and the panel serve command instead of running it",
+    )
     return p
 
 
@@ -479,6 +528,18 @@ def main(argv: list[str] | None = None) -> int:
             return _cmd_report(args)
         if args.command == "methods":
             return _cmd_methods()
+        if args.command == "serve":
+            from ermviz.serve import serve
+
+            return serve(
+                address=args.address,
+                port=args.port,
+                origins=args.origins,
+                threads=args.threads,
+                show=args.show,
+                warmup=args.warmup,
+                print_only=args.print_command,
+            )
         return _cmd_datasets()
     except ErmvizError as exc:
         print(f"ermviz: error: {exc}", file=sys.stderr)

@@ -3,7 +3,8 @@
 **Catalog names** (``datasets/catalog.toml``: ``a1a``, ``ijcnn1``, ``cadata``, ...) are
 looked for, in this order, in the folders of ``ERMVIZ_DATA`` (``os.pathsep``-separated), in
 the per-user cache (``ERMVIZ_CACHE``, default ``pooch.os_cache("ermviz")``) and in the
-repository's ``datasets/`` folder. Each file name is tried plain and as ``.bz2``, ``.xz``
+repository's ``datasets/`` folder (installed from the wheel: its copy ``ermviz/_bundled``,
+:data:`REPO_DATASETS`). Each file name is tried plain and as ``.bz2``, ``.xz``
 and ``.gz``. (A LIBSVM file missing everywhere is downloaded into the cache: see
 :mod:`ermviz.data.cache`.)
 """
@@ -24,11 +25,29 @@ import pooch
 from ermviz.data.dataset import TASKS
 from ermviz.errors import DataError
 
-#: The repository's ``datasets/`` folder: holds ``catalog.toml`` and is the last place
-#: searched for data files.
-REPO_DATASETS: Path = Path(__file__).resolve().parent.parent.parent / "datasets"
+#: The checkout's ``datasets/`` folder (the source of the bundled data; absent once
+#: installed from the wheel).
+CHECKOUT_DATASETS: Path = Path(__file__).resolve().parent.parent.parent / "datasets"
 
-#: The dataset catalog (always the repository's, wherever data files are searched).
+#: The copy of ``datasets/`` the wheel ships inside the package (``pyproject.toml`` maps
+#: the repository's folder to ``ermviz/_bundled``).
+PACKAGE_DATASETS: Path = Path(__file__).resolve().parent.parent / "_bundled"
+
+
+def _bundled_folder() -> Path:
+    """The checkout's ``datasets/`` when run from a checkout (editable install included),
+    else the package's bundled copy."""
+    if (CHECKOUT_DATASETS / "catalog.toml").is_file():
+        return CHECKOUT_DATASETS
+    return PACKAGE_DATASETS
+
+
+#: The folder of the bundled data: holds ``catalog.toml``, the shipped data files and
+#: ``sweeps/``, and is the last place searched for data files. The repository's
+#: ``datasets/`` from a checkout, the package's copy when installed from the wheel.
+REPO_DATASETS: Path = _bundled_folder()
+
+#: The dataset catalog (always the bundled one, wherever data files are searched).
 CATALOG_PATH: Path = REPO_DATASETS / "catalog.toml"
 
 _ENV_DATA = "ERMVIZ_DATA"
@@ -115,8 +134,8 @@ def catalog() -> dict[str, CatalogEntry]:
         mtime = path.stat().st_mtime_ns
     except OSError:
         raise DataError(
-            f"the dataset catalog {path} is missing; it lives in the repository's datasets/ "
-            "folder, so run ermviz from a checkout (pip install -e .)"
+            f"the dataset catalog {path} is missing; reinstall ermviz (its wheel ships it) "
+            "or run it from a checkout (pip install -e .)"
         ) from None
     return dict(_parse_catalog(str(path), mtime))
 
@@ -256,7 +275,11 @@ def cache_dir() -> Path:
 PLACE_KINDS = {
     _ENV_DATA: f"from {_ENV_DATA}",
     "cache": f"the download cache: {_ENV_CACHE}, else the per-user default",
-    "repository": "the repository's datasets/ folder",
+    "repository": (
+        "the repository's datasets/ folder"
+        if REPO_DATASETS == CHECKOUT_DATASETS
+        else "the data sets bundled in the installed package"
+    ),
 }
 
 
