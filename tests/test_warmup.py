@@ -206,3 +206,13 @@ def test_a_fresh_server_answers_while_compiling_and_exits_on_sigterm(tmp_path: P
         if proc.poll() is None:
             proc.kill()
             proc.wait()
+
+
+def test_the_status_pane_shows_progress_and_hides_when_idle(fake_state) -> None:
+    model = DashboardModel(notifier=lambda level, message: None)
+    pane = warmup.status_view(model)
+    assert pane.visible
+    assert 'data-phase="compiling" data-done="0" data-total="3"' in pane.object
+    assert "compiling kernels 0/3: FW exact on svm-dual (wdbc)" in pane.object
+    fake_state.phase = "ready"
+    assert not warmup.status_view(model).visible
