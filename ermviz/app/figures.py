@@ -11,7 +11,9 @@ from __future__ import annotations
 
 import functools
 import math
+import textwrap
 import time
+import weakref
 from typing import Any, ClassVar
 
 import numpy as np
@@ -20,12 +22,15 @@ from bokeh.models import (
     CDSView,
     ColumnDataSource,
     CustomJS,
+    CustomJSTickFormatter,
     CustomJSTransform,
     DataRange1d,
+    GlyphRenderer,
     GroupFilter,
     HoverTool,
     Legend,
     LegendItem,
+    NoOverlap,
     Range1d,
 )
 from bokeh.palettes import Blues256, linear_palette
@@ -60,6 +65,103 @@ STEP_LABELS = {
 PLOT_HEIGHT = 290
 #: Line alpha of a kept reference race's curves (the live ones are opaque).
 REF_ALPHA = 0.35
+#: Text sizes of the figures (title, axis labels, tick labels, legend) and the factor on
+#: line widths: ``normal`` reads at a desk, ``presentation`` from the back of a room
+#: (:func:`set_presentation`).
+TEXT_STYLES: dict[str, dict[str, Any]] = {
+    "normal": {"title": "12pt", "axis": "11pt", "ticks": "10pt", "legend": "10pt", "lines": 1.0},
+    "presentation": {
+        "title": "16pt",
+        "axis": "15pt",
+        "ticks": "14pt",
+        "legend": "13pt",
+        "lines": 2.0,
+    },
+}
+#: Characters per line of a title before it wraps (titles are never cut at the edge).
+TITLE_WRAP = 48
+#: Major ticks wanted on an x axis (Bokeh's default, 6, crowds a half-width plot).
+X_TICKS = 5
+
+# Seconds as short text: 250 µs, 1.5 ms, 2 s (ticks of the time axes). Bokeh's default
+# wrote 0.000125, 0.000250, ... that ran into each other on a race of a millisecond.
+_SECONDS_JS = """
+const a = Math.abs(tick);
+if (a === 0) { return "0"; }
+const units = [[1, "s"], [1e-3, "ms"], [1e-6, "\u00b5s"], [1e-9, "ns"]];
+let k = 0;
+while (k < units.length - 1 && a < units[k][0]) { k += 1; }
+const v = tick / units[k][0];
+return `${parseFloat(v.toPrecision(3))} ${units[k][1]}`;
+"""
+# Counts as short text: 500, 1.5k, 20k, 3M (ticks of the iteration and work axes).
+_COUNT_JS = """
+const a = Math.abs(tick);
+const units = [[1e9, "G"], [1e6, "M"], [1e3, "k"]];
+for (const [scale, suffix] of units) {
+  if (a >= scale) { return `${parseFloat((tick / scale).toPrecision(3))}${suffix}`; }
+}
+return `${parseFloat(tick.toPrecision(3))}`;
+"""
+
+
+def seconds_formatter() -> CustomJSTickFormatter:
+    """Tick labels of a time axis in s, ms, µs or ns with 3 significant digits."""
+    return CustomJSTickFormatter(code=_SECONDS_JS)
+
+
+def count_formatter() -> CustomJSTickFormatter:
+    """Tick labels of an iteration (or work) axis: 500, 1.5k, 20k, 3M."""
+    return CustomJSTickFormatter(code=_COUNT_JS)
+
+
+def wrap_title(text: str, width: int = TITLE_WRAP) -> str:
+    """``text`` on lines of at most ``width`` characters (Bokeh draws each line)."""
+    return "\n".join(textwrap.wrap(text, width)) if len(text) > width else text
+
+
+def readable_axes(fig: Any, x_kind: str = "") -> None:
+    """Axes whose tick labels never overlap: fewer x ticks, labels that would run into
+    each other are dropped (Bokeh's ``NoOverlap`` policy), and ``x_kind`` ``"seconds"``
+    or ``"count"`` writes the x ticks short (:func:`seconds_formatter`,
+    :func:`count_formatter`)."""
+    for axis in (*fig.xaxis, *fig.yaxis):
+        axis.major_label_policy = NoOverlap(min_distance=6)
+    for axis in fig.xaxis:
+        if hasattr(axis.ticker, "desired_num_ticks"):
+            axis.ticker.desired_num_ticks = X_TICKS
+        if x_kind == "seconds":
+            axis.formatter = seconds_formatter()
+        elif x_kind == "count":
+            axis.formatter = count_formatter()
+
+
+# Each glyph's own line width, before set_presentation scaled it.
+_BASE_WIDTHS: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+
+
+def set_presentation(figures: Any, on: bool = True) -> None:
+    """Style ``figures`` (a figure or a list of them) for a room (``on``: larger titles,
+    axis and tick labels and legends, lines twice as wide) or for a desk (``on`` False,
+    the default style); callable again at any time, e.g. from a page's toggle."""
+    style = TEXT_STYLES["presentation" if on else "normal"]
+    figs = list(figures) if isinstance(figures, list | tuple) else [figures]
+    for fig in figs:
+        fig.title.text_font_size = style["title"]
+        for axis in (*fig.xaxis, *fig.yaxis):
+            axis.axis_label_text_font_size = style["axis"]
+            axis.major_label_text_font_size = style["ticks"]
+        for legend in fig.legend:
+            legend.label_text_font_size = style["legend"]
+            legend.glyph_width = int(20 * style["lines"])
+        for r in fig.renderers:
+            glyph = getattr(r, "glyph", None) if isinstance(r, GlyphRenderer) else None
+            width = getattr(glyph, "line_width", None)
+            if glyph is None or not isinstance(width, int | float):
+                continue
+            base = _BASE_WIDTHS.setdefault(glyph, float(width))
+            if glyph.line_width != base * style["lines"]:
+                glyph.line_width = base * style["lines"]
 
 
 def _figure(title: str, x_label: str, y_label: str, log_x: bool, log_y: bool, **kw: Any):
@@ -82,16 +184,28 @@ def _figure(title: str, x_label: str, y_label: str, log_x: bool, log_y: bool, **
         toolbar_location="above",
         **kw,
     )
-    fig.title.text_font_size = "11pt"
+    _style_text(fig)
     return fig
 
 
-def _legend(fig, items: list[LegendItem]) -> Legend:
-    legend = Legend(items=items, click_policy="hide", location="top_right")
-    legend.label_text_font_size = "8pt"
+def _style_text(fig) -> None:
+    style = TEXT_STYLES["normal"]
+    fig.title.text_font_size = style["title"]
+    for axis in (*fig.xaxis, *fig.yaxis):
+        axis.axis_label_text_font_size = style["axis"]
+        axis.major_label_text_font_size = style["ticks"]
+
+
+def _legend(fig, items: list[LegendItem], location: str = "bottom_left") -> Legend:
+    """A legend in ``fig``; a click on an entry hides its lines. Bottom left by default:
+    the certificate curves start high and fall, so that corner is where they are not
+    (top right, they may stall or separate, e.g. maml-bias)."""
+    legend = Legend(items=items, click_policy="hide", location=location)
+    legend.label_text_font_size = TEXT_STYLES["normal"]["legend"]
     legend.spacing = 0
     legend.padding = 4
-    legend.background_fill_alpha = 0.6
+    legend.background_fill_alpha = 0.75
+    legend.border_line_alpha = 0.4
     fig.add_layout(legend)
     return legend
 
@@ -174,7 +288,7 @@ class TracePlots:
             it_label = "iteration + 1" if log_x else "iteration"
             vs = "iteration"
         tb = time_basis
-        t_label = "solver wall time (s)" if tb == "time_s" else "solver thread CPU time (s)"
+        t_label = "solver wall time" if tb == "time_s" else "solver thread CPU time"
         it_range = DataRange1d()
         self.figures = [
             _figure(f"{cert} vs {vs}", it_label, cert, log_x, True, x_range=it_range),
@@ -197,6 +311,9 @@ class TracePlots:
                 x_range=it_range,
             ),
         ]
+        for f, fig in enumerate(self.figures):
+            # Plot 2's x is solver time; the others' an iteration (or work) count.
+            readable_axes(fig, "seconds" if f == 1 else "count")
         subopt = CustomJSTransform(
             args={"best": best},
             v_func=(
@@ -292,7 +409,7 @@ class TracePlots:
             self.proxies.append(proxy)
             self.items.append(LegendItem(label=value(label), renderers=[proxy]))
             self.renderers.append(mine)
-        common = [("run", "$name"), ("iteration", "@iteration{0,0}"), ("time", f"@{tb}{{0.000}} s")]
+        common = [("run", "$name"), ("iteration", "@iteration{0,0}"), ("time", f"@{tb}{{%.3g}} s")]
         tips = [
             [*common, ("certificate", "@certificate{%.3e}")],
             [*common, ("certificate", "@certificate{%.3e}")],
@@ -304,11 +421,19 @@ class TracePlots:
             [*common, ("step size", "@step_size{%.3e}")],
             [*common, ("active set", "@active_size")],
         ]
-        hover_fmt = {"@certificate": "printf", "@objective": "printf", "@step_size": "printf"}
+        hover_fmt = {
+            "@certificate": "printf",
+            "@objective": "printf",
+            "@step_size": "printf",
+            f"@{tb}": "printf",
+        }
         for fig, lines, tip in zip(self.figures, hover_lines, tips, strict=True):
             if lines:
                 fig.add_tools(HoverTool(renderers=lines, tooltips=tip, formatters=hover_fmt))
-        self.legend = _legend(self.figures[0], [])
+        # Where the curves are not: they fall from the top left, so on log axes the
+        # bottom left is empty; on linear ones they drop at once and run along the bottom.
+        corner = "bottom_left" if log_x else "top_right"
+        self.legend = _legend(self.figures[0], [], corner)
         # Which marker is which step (e.g. which steps were lazy), in the second plot; a
         # click on an entry hides that step's markers of every run.
         self.step_items: list[LegendItem] = []
@@ -327,12 +452,16 @@ class TracePlots:
                 self.step_items.append(
                     LegendItem(label=value(STEP_LABELS[step]), renderers=[proxy])
                 )
-            _legend(self.figures[1], self.step_items)
+            _legend(self.figures[1], self.step_items, corner)
         self.show([entry[0] for entry in series])
 
     @property
     def size(self) -> int:
         return len(self.renderers)
+
+    def set_presentation(self, on: bool = True) -> None:
+        """Larger text and lines for a room (:func:`set_presentation`), or back."""
+        set_presentation(self.figures, on)
 
     def show(self, labels: list[str | None], colors: list[str] | None = None) -> None:
         """Show series ``i`` under ``labels[i]`` (in ``colors[i]``, when given: the seeds of
@@ -361,6 +490,24 @@ def _recolor(glyph: Any, color: str) -> None:
         current = getattr(glyph, attr, None)
         if current is not None and current != color:
             setattr(glyph, attr, color)
+
+
+def _vertex_labels(xy: np.ndarray, text: list[str], gap: float = 8.0) -> dict[str, list]:
+    """Each vertex label set outside the drawn set: offset (screen pixels) and anchored
+    away from the vertices' centre, so it covers neither the set nor its edges."""
+    xy = np.asarray(xy, dtype=float)
+    d = xy - xy.mean(axis=0)
+    norm = np.linalg.norm(d, axis=1, keepdims=True)
+    d = np.divide(d, norm, out=np.zeros_like(d), where=norm > 0)
+    return {
+        "x": xy[:, 0].tolist(),
+        "y": xy[:, 1].tolist(),
+        "text": list(text),
+        "dx": (gap * d[:, 0]).tolist(),
+        "dy": (-gap * d[:, 1]).tolist(),  # screen y points down
+        "align": ["left" if u > 0.3 else "right" if u < -0.3 else "center" for u in d[:, 0]],
+        "baseline": ["bottom" if v > 0.3 else "top" if v < -0.3 else "middle" for v in d[:, 1]],
+    }
 
 
 def contour_levels(Z: np.ndarray, n: int = 16) -> np.ndarray:
@@ -428,7 +575,7 @@ class TeachingPlot:
         g = self.geometry
         ranges = {"x_range": Range1d(0, 1), "y_range": Range1d(0, 1)} if zoom else {}
         fig = figure(
-            title=title,
+            title=wrap_title(title),
             match_aspect=not zoom,
             height=480,
             width=width,
@@ -437,6 +584,12 @@ class TeachingPlot:
             toolbar_location="above",
             **ranges,
         )
+        _style_text(fig)
+        if not zoom:
+            # Room around the set for the vertex labels drawn beside its corners.
+            fig.x_range.range_padding = fig.y_range.range_padding = 0.2
+        else:
+            readable_axes(fig)
         fig.grid.visible = False
         if not g.cartesian:
             fig.axis.visible = False
@@ -464,9 +617,16 @@ class TeachingPlot:
                 line_width=1.2,
                 line_dash="dashed" if dashed else "solid",
             )
-        labels = ColumnDataSource({"x": g.atoms[:, 0], "y": g.atoms[:, 1], "text": g.atom_labels})
         fig.text(
-            "x", "y", text="text", source=labels, x_offset=6, y_offset=-6, text_font_size="10pt"
+            "x",
+            "y",
+            text="text",
+            source=ColumnDataSource(_vertex_labels(g.atoms[:, :2], list(g.atom_labels))),
+            x_offset="dx",
+            y_offset="dy",
+            text_align="align",
+            text_baseline="baseline",
+            text_font_size="11pt",
         )
         fig.scatter(g.atoms[:, 0], g.atoms[:, 1], size=6, color="black")
         items = []
@@ -510,8 +670,11 @@ class TeachingPlot:
                 )
             )
         if items:
-            _legend(fig, items)
-            fig.legend.location = "top_left"
+            # Below the set, not over it (nor over its vertex labels).
+            legend = Legend(items=items, click_policy="hide", orientation="horizontal", ncols=2)
+            legend.label_text_font_size = TEXT_STYLES["normal"]["legend"]
+            legend.spacing, legend.padding, legend.border_line_alpha = 4, 4, 0.0
+            fig.add_layout(legend, "below")
         return fig, contour
 
     def _tail_window(self) -> tuple[float, float, float, float] | None:
@@ -564,3 +727,7 @@ class TeachingPlot:
 
     def layout(self) -> list:
         return [self.main] if self.zoom is None else [self.main, self.zoom]
+
+    def set_presentation(self, on: bool = True) -> None:
+        """Larger text and lines for a room (:func:`set_presentation`), or back."""
+        set_presentation(self.layout(), on)

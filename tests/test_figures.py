@@ -1,0 +1,127 @@
+"""Figures a room can read (issue 32): short tick labels that never overlap, legends away
+from the curves, titles and vertex labels inside the figure, a presentation style.
+
+The tick formatters are JavaScript: they are run in Debian's chromium on known ticks and
+their labels compared with the expected text. The rest is checked on the Bokeh models.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from bokeh.models import ColumnDataSource, CustomJSTickFormatter, NoOverlap
+
+from ermviz.app import figures as fig_mod
+from ermviz.app.figures import TEXT_STYLES, TracePlots, set_presentation
+
+
+def _series(n: int = 3):
+    out = []
+    for k in range(n):
+        it = np.arange(1.0, 50.0)
+        data = {
+            "iteration": it,
+            "k1": it + 1,
+            "time_s": it * 2e-5,
+            "cpu_s": it * 2e-5,
+            "certificate": 1.0 / it ** (1 + k),
+            "objective": 1.0 + 1.0 / it,
+            "step_size": 1.0 / (it + 2),
+            "active_size": np.minimum(it, 10),
+            "step": ["fw"] * it.size,
+            "work": it,
+            "w1": it + 1,
+        }
+        obj = {c: data[c] for c in ("iteration", "k1", "objective", "work", "w1")}
+        out.append((f"run {k}", "#1f77b4", ColumnDataSource(data), ColumnDataSource(obj)))
+    return out
+
+
+def _plots(log_x: bool = True) -> TracePlots:
+    return TracePlots(_series(), ColumnDataSource({"best": [1.0]}), log_x=log_x)
+
+
+def _run_formatter(code: str, ticks: list[float]) -> list[str]:
+    from test_png_export import CHROMIUM
+
+    playwright = pytest.importorskip("playwright.sync_api")
+    with playwright.sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=CHROMIUM, args=["--headless", "--no-sandbox"])
+        try:
+            tab = browser.new_page()
+            return tab.evaluate(
+                "([code, ticks]) => ticks.map((t) => new Function('tick', code)(t))",
+                [code, ticks],
+            )
+        finally:
+            browser.close()
+
+
+@pytest.mark.browser
+def test_time_and_count_ticks_are_short_text():
+    seconds = _run_formatter(
+        fig_mod.seconds_formatter().code, [0.0, 1.25e-4, 2.5e-4, 1.5e-3, 0.0123456, 2.0, 45.0]
+    )
+    assert seconds == ["0", "125 µs", "250 µs", "1.5 ms", "12.3 ms", "2 s", "45 s"]
+    counts = _run_formatter(fig_mod.count_formatter().code, [0, 1, 10, 500, 1500, 2e4, 3e6])
+    assert counts == ["0", "1", "10", "500", "1.5k", "20k", "3M"]
+
+
+@pytest.mark.parametrize("log_x", [True, False])
+def test_trace_axes_keep_their_labels_apart(log_x):
+    plots = _plots(log_x)
+    for f, fig in enumerate(plots.figures):
+        for axis in (*fig.xaxis, *fig.yaxis):
+            assert isinstance(axis.major_label_policy, NoOverlap)
+        (xaxis,) = fig.xaxis
+        assert isinstance(xaxis.formatter, CustomJSTickFormatter)
+        want = fig_mod.seconds_formatter() if f == 1 else fig_mod.count_formatter()
+        assert xaxis.formatter.code == want.code
+        assert xaxis.ticker.desired_num_ticks == fig_mod.X_TICKS
+    # The legend sits in the corner the curves leave empty.
+    assert plots.legend.location == ("bottom_left" if log_x else "top_right")
+    assert [i.label.value for i in plots.legend.items] == ["run 0", "run 1", "run 2"]
+
+
+def test_presentation_enlarges_text_and_lines_and_goes_back():
+    plots = _plots()
+    figs = plots.figures
+    normal, room = TEXT_STYLES["normal"], TEXT_STYLES["presentation"]
+
+    def widths() -> list[float]:
+        return [r.glyph.line_width for f in figs for r in f.renderers]
+
+    before = widths()
+    assert all(f.title.text_font_size == normal["title"] for f in figs)
+    plots.set_presentation(True)
+    assert all(f.title.text_font_size == room["title"] for f in figs)
+    assert all(a.major_label_text_font_size == room["ticks"] for f in figs for a in f.xaxis)
+    assert all(a.axis_label_text_font_size == room["axis"] for f in figs for a in f.yaxis)
+    assert plots.legend.label_text_font_size == room["legend"]
+    assert widths() == [w * room["lines"] for w in before]
+    set_presentation(figs, True)  # idempotent: widths are scaled from the originals
+    assert widths() == [w * room["lines"] for w in before]
+    plots.set_presentation(False)
+    assert widths() == before
+    assert all(f.title.text_font_size == normal["title"] for f in figs)
+
+
+def test_long_titles_wrap_and_vertex_labels_point_outwards():
+    title = fig_mod.TeachingPlot.TITLES["disc"].format(r=1.5)
+    wrapped = fig_mod.wrap_title(title)
+    lines = wrapped.split("\n")
+    assert len(lines) == 2 and all(len(line) <= fig_mod.TITLE_WRAP for line in lines)
+    assert " ".join(lines) == title
+    assert fig_mod.wrap_title("short") == "short"
+    # A triangle: each label is pushed away from the centre, and anchored on that side.
+    xy = np.array([[0.0, 0.0], [1.0, 0.0], [0.5, 0.9]])
+    labels = fig_mod._vertex_labels(xy, ["e1", "e2", "e3"])
+    centre = xy.mean(axis=0)
+    for k in range(3):
+        out = xy[k] - centre
+        # Screen offsets: x to the right, y downwards; along the outward direction.
+        offset = np.array([labels["dx"][k], -labels["dy"][k]])
+        cos = offset @ out / (np.linalg.norm(offset) * np.linalg.norm(out))
+        assert cos == pytest.approx(1.0)
+    assert labels["align"] == ["right", "left", "center"]
+    assert labels["baseline"] == ["top", "top", "bottom"]
