@@ -285,10 +285,11 @@ def test_constrained_logreg_matches_l1_logistic_regression(name, request):
     from sklearn.metrics import log_loss
 
     Xtr, ytr, Xte, yte = _split(name, request)
-    # liblinear penalizes the offset like every weight (intercept_scaling=1): the l1
-    # penalty's solution is the l1 ball's of radius ||(w, b)||_1, offset inside.
+    # The l1 penalty (l1_ratio=1: scikit-learn 1.8 deprecated penalty="l1" for it). liblinear
+    # penalizes the offset like every weight (intercept_scaling=1): the penalized solution
+    # is the l1 ball's of radius ||(w, b)||_1, offset inside.
     ref = LogisticRegression(
-        penalty="l1", C=0.5, solver="liblinear", tol=1e-10, max_iter=10_000
+        l1_ratio=1.0, C=0.5, solver="liblinear", tol=1e-10, max_iter=10_000
     ).fit(Xtr, ytr)
     w_ref = np.append(ref.coef_.ravel(), ref.intercept_)
     radius = float(np.abs(w_ref).sum())
