@@ -598,3 +598,55 @@ def test_stochastic_runs_over_seeds_draw_bands(server: str, page: Page) -> None:
     page.get_by_text("BSGD fixed inner_batch=20 (mean of 3)").first.wait_for(timeout=15_000)
     ARTIFACTS.mkdir(exist_ok=True)
     page.screenshot(path=str(ARTIFACTS / "seed-bands.png"), full_page=True)
+
+
+# Each element's box in the viewport: [x, y, width, height].
+BOXES_JS = """(els) => els.map((e) => { const r = e.getBoundingClientRect();
+  return [r.x, r.y, r.width, r.height]; })"""
+
+
+def test_the_page_opens_on_the_first_lesson_beside_the_plots(server: str, page: Page) -> None:
+    # Issue 32: the page opened on empty plots with the lesson's "what to watch" nowhere
+    # on screen. At 1440 x 900 the first screen holds the lesson's title and text, the
+    # Start button and the two live plots.
+    from ermviz.app.lessons import FIRST_LESSON, get_lesson
+
+    lesson = get_lesson(FIRST_LESSON)
+    page.set_viewport_size({"width": 1440, "height": 900})
+    _open(page, server)
+    banner = page.locator(f'div.lesson-banner[data-lesson="{FIRST_LESSON}"]').first
+    banner.wait_for(timeout=30_000)
+    words = " ".join(banner.inner_text().split())
+    assert f"Lesson: {lesson.title}" in words and " ".join(lesson.text.split()) in words
+    start = page.locator("button", has_text="Start").first
+    plots = [b for b in page.locator("canvas").evaluate_all(BOXES_JS) if b[2] > 300]
+    boxes = [*banner.evaluate_all(BOXES_JS), *start.evaluate_all(BOXES_JS), *plots[:2]]
+    assert len(plots) >= 2
+    for x, y, w, h in boxes:
+        assert x >= 0 and y >= 0 and x + w <= 1440 and y + h <= 900, (x, y, w, h)
+    ARTIFACTS.mkdir(exist_ok=True)
+    page.screenshot(path=str(ARTIFACTS / "opening_1440.png"))
+
+
+def test_load_then_start_at_once_races_the_loaded_lesson(server: str, page: Page) -> None:
+    # Issue 32: Start pressed right after Load raced a half-applied lesson. Start is
+    # disabled until the lesson has applied; pressed as soon as it can be, the race is
+    # the lesson's: its runs, and the URL (the model's set-up) the lesson's data/problem.
+    from ermviz.app.lessons import get_lesson
+
+    lesson = get_lesson("zigzag-toy")
+    declared = dict(parse_qsl(lesson.query))
+    _open(page, server)  # the first lesson (another data set and problem)
+    page.locator(".bk-tab", has_text="Lessons").first.click()
+    page.locator("button", has_text="Load zigzag-toy").first.click()
+    page.locator("button", has_text="Start").first.click()  # waits while it is disabled
+    _wait(lambda: len(_statuses(page)) == 3, 300, "the lesson's three runs (after its kernels)")
+    labels = [s["label"] for s in _statuses(page)]
+    assert labels == ["FW exact", "AFW exact", "PFW exact"]
+    query = _query(page)
+    assert query.get("dataset") == [declared["dataset"]]
+    assert query.get("problem") == [declared["problem"]]
+    assert query.get("p.radius") == [declared["p.radius"]]
+    # The banner shows the loaded lesson, its set-up unchanged.
+    banner = page.locator('div.lesson-banner[data-lesson="zigzag-toy"]').first
+    assert banner.get_attribute("data-changed") == "0"

@@ -656,3 +656,173 @@ def test_start_over_the_lessons_gallery_shows_the_race_tab():
     dash.start_sync()
     assert tabs.active == TAB_INDEX["teaching"]
     dash.model.stop(wait=2.0)
+
+
+def _lesson_spec(name: str) -> dict:
+    """What lesson ``name`` declares, read from its query string (not through urlstate)."""
+    from urllib.parse import parse_qsl
+
+    from ermviz.app.lessons import get_lesson
+
+    pairs = parse_qsl(get_lesson(name).query)
+    spec = {k: v for k, v in pairs if k != "run"}
+    spec["runs"] = [v for k, v in pairs if k == "run"]
+    return spec
+
+
+def _race_of(dash) -> dict:
+    """What the race that started actually runs, from its runs (not the configuration)."""
+    infos = [s.run.info for s in dash.model.slots]
+    budgets = {(s.run.budget.tol, s.run.budget.max_iter) for s in dash.model.slots}
+    return {
+        "datasets": {i.dataset for i in infos},
+        "problems": {i.problem for i in infos},
+        "settings": [i.settings for i in infos],
+        "runs": [(i.method, i.step, i.settings) for i in infos],
+        "budgets": budgets,
+    }
+
+
+def test_start_pressed_while_a_lesson_loads_races_the_whole_lesson():
+    # Issue 32: Start pressed 1.5 s after Load raced toy-2d data with the previous
+    # lesson's problem settings. Load is one transaction: a Start pressed meanwhile waits
+    # for it, and the race it starts is the lesson's (data, problem, settings, runs).
+    import asyncio
+
+    pytest.importorskip("panel")
+    from ermviz.app.page import Dashboard
+
+    dash = Dashboard()
+    assert dash.load_lesson("pairwise-wdbc")  # another lesson's set-up first (SVM dual)
+    assert dash.model.problem == "svm-dual"
+    seen = {}
+
+    async def load_then_start() -> None:
+        dash._on_lesson_click("zigzag-toy")  # the lesson applies on the next tick
+        seen["disabled"] = [
+            b.disabled
+            for b in (dash.start_button, dash.pause_button, dash.stop_button, dash.reset_button)
+        ]
+        await dash.start()  # pressed at once
+        seen["loaded"] = dash.lesson == "zigzag-toy"
+
+    try:
+        asyncio.run(load_then_start())
+        assert seen == {"disabled": [True, True, True, True], "loaded": True}
+        spec, race = _lesson_spec("zigzag-toy"), _race_of(dash)
+        assert race["datasets"] == {spec["dataset"]} == {"toy-2d"}
+        assert race["problems"] == {spec["problem"]} == {"logreg-l1"}
+        assert all(s["radius"] == float(spec["p.radius"]) for s in race["settings"])
+        assert [f"{m}:{s}" for m, s, _ in race["runs"]] == spec["runs"]
+        assert race["budgets"] == {(float(spec["tol"]), int(spec["max_iter"]))}
+        # The C = 1000 of the SVM dual lesson is nowhere in the new race.
+        assert all("C" not in s for s in race["settings"])
+        assert not dash.start_button.disabled
+    finally:
+        dash.model.stop(wait=2.0)
+
+
+def test_load_then_start_at_once_races_each_lesson_loaded():
+    # The synchronous path (notebooks): every available lesson loaded after another one,
+    # then started at once, races its own declared data, problem and runs.
+    pytest.importorskip("panel")
+    from ermviz.app.lessons import LESSONS, unavailable_reason
+    from ermviz.app.page import Dashboard
+
+    dash = Dashboard()
+    available = dash.model.param.dataset.objects
+    try:
+        for lesson in LESSONS:
+            if unavailable_reason(lesson, available) is not None:
+                continue
+            assert dash.load_lesson(lesson.name)
+            dash.start_sync()
+            spec, race = _lesson_spec(lesson.name), _race_of(dash)
+            assert race["datasets"] == {spec["dataset"]}, lesson.name
+            assert race["problems"] == {spec["problem"]}, lesson.name
+            # Each declared run (method:step[:name=value...]) races, with its settings
+            # (a stochastic one over `repeat` seeds: at least once).
+            for declared in spec["runs"]:
+                method, step, *pairs = declared.split(":")
+                wanted = dict(p.split("=", 1) for p in ",".join(pairs).split(",") if p)
+                assert any(
+                    (m, s) == (method, step)
+                    and all(
+                        str(got.get(k)) == v or got.get(k) == _num(v) for k, v in wanted.items()
+                    )
+                    for m, s, got in race["runs"]
+                ), (lesson.name, declared)
+            assert len({(m, s) for m, s, _ in race["runs"]}) == len(
+                {tuple(r.split(":")[:2]) for r in spec["runs"]}
+            ), lesson.name
+            for key, value in spec.items():
+                if key.startswith("p."):
+                    name = key[2:]
+                    assert all(
+                        str(s[name]) == value or s[name] == _num(value) for s in race["settings"]
+                    ), (lesson.name, name)
+            dash.model.stop(wait=2.0)
+    finally:
+        dash.model.stop(wait=2.0)
+
+
+def _num(text: str):
+    if text in ("true", "false"):
+        return text == "true"
+    try:
+        return float(text)
+    except ValueError:
+        return text
+
+
+def _card_settings(card) -> list[str]:
+    return [w.name for row in card.run_settings.objects for w in row.objects]
+
+
+def test_the_sidebar_shows_only_the_settings_that_apply():
+    # Issue 32: lo/hi/K showed on the l1 ball, every run card showed gram_cache_mb,
+    # lmo_tol and max_lmo_iters whatever the problem, step labels were cut mid-word and
+    # the problem was called "l1-constrained" on the l2 disc.
+    pytest.importorskip("panel")
+    from ermviz.app.controls import ControlsView
+    from ermviz.registry import METHODS, STEP_RULES
+
+    m = make_model()  # svm-dual on wdbc
+    view = ControlsView(m)
+    assert view.shown_problem_settings == ["C", "intercept", "start"]
+    cards = {c.title: _card_settings(c) for c in view.runs_column.objects}
+    assert cards == {
+        "FW exact": ["refresh_every", "gram_cache_mb"],  # the SVM dual's Gram cache
+        "AFW exact": ["refresh_every", "gram_cache_mb", "lazy"],
+        "PFW exact": ["refresh_every", "gram_cache_mb", "lazy"],
+    }
+    # A switch shows the settings it governs: lazy=true shows lazy_K on that card only.
+    pfw = view.runs_column.objects[2]
+    (lazy,) = [w for row in pfw.run_settings.objects for w in row.objects if w.name == "lazy"]
+    lazy.value = True
+    assert "lazy_K" in _card_settings(pfw)
+    assert "lazy_K" not in _card_settings(view.runs_column.objects[1])
+    # Full labels: the step rule's whole title, never cut.
+    for card in view.runs_column.objects:
+        method, step = card.objects[0], card.objects[1]
+        assert set(step.options) == {
+            f"{k}: {STEP_RULES[k].title}" for k in METHODS[method.value].step_rules
+        }
+    assert any(len(label) > 60 for label in step.options)
+
+    m.dataset = "toy-2d"  # logreg-l1 over the l1 ball
+    label = lambda: next(k for k, v in view.problem_select.options.items() if v == m.problem)  # noqa: E731
+    assert view.shown_problem_settings == ["radius", "intercept", "start", "constraint"]
+    assert label() == "logreg-l1: l1-constrained logistic regression"
+    for card in view.runs_column.objects:  # no Gram cache off the SVM dual
+        assert "gram_cache_mb" not in _card_settings(card)
+    for constraint, extra in (("box", ["lo", "hi"]), ("ksparse", ["K"]), ("l2", [])):
+        m.set_problem_setting("constraint", constraint)
+        assert view.shown_problem_settings == ["radius", "intercept", "start", "constraint", *extra]
+    assert label() == "logreg-l1: l2-constrained logistic regression"
+    m.set_problem_setting("constraint", "l1")
+    assert label() == "logreg-l1: l1-constrained logistic regression"
+
+    m.problem = "matrix-completion"  # the nuclear LMO's settings show on its runs only
+    for card in view.runs_column.objects:
+        assert {"lmo_tol", "max_lmo_iters"} <= set(_card_settings(card)), card.title

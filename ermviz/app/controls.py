@@ -6,15 +6,17 @@ step rule, that pair's settings; duplicate, remove). Every widget writes to the
 :class:`~ermviz.app.model.DashboardModel`; what the model gets from elsewhere (a dataset's
 preset, a shared link) is synced back into the widgets.
 
-:class:`ControlsView` is a part of :class:`~ermviz.app.page.Dashboard`: it builds the
-widgets on the dashboard (``controls`` is their layout); the dashboard watches the model
-and calls its ``_rebuild_*`` / ``_sync_*`` methods.
+:class:`ControlsView` is a Panel :class:`~panel.viewable.Viewer`: built on a
+:class:`~ermviz.app.model.DashboardModel`, it owns its widgets and watches the model
+itself; :class:`~ermviz.app.page.Dashboard` shows it in the sidebar, a notebook may show
+it alone (``ControlsView(model)``).
 """
 
 from __future__ import annotations
 
 import functools
 import math
+from collections.abc import Callable
 from typing import Any
 
 import panel as pn
@@ -26,14 +28,28 @@ from ermviz.app.runspec import RunSpec
 from ermviz.app.upload import ChunkedUpload
 from ermviz.app.widgets import guard, setting_widget
 from ermviz.registry import METHODS, PROBLEMS, STEP_RULES
+from ermviz.settings import Setting
 
 
-class ControlsView:
-    """The sidebar's widgets and their callbacks (a part of the dashboard)."""
+class ControlsView(pn.viewable.Viewer):
+    """The sidebar's widgets and their callbacks, over one model."""
 
-    model: DashboardModel
+    def __init__(self, model: DashboardModel, **params: Any) -> None:
+        super().__init__(**params)
+        self.model = model
+        self._build()
+        m = model
+        m.param.watch(lambda *_: self._rebuild_runs(), ["specs", "problem"])
+        m.param.watch(lambda *_: self._refresh_labels(), ["revision"])
+        m.param.watch(lambda *_: self._rebuild_problem_settings(), ["problem"])
+        m.param.watch(lambda *_: self._sync_problem_settings(), ["problem_settings"])
+        m.param.watch(lambda *_: self._sync_dataset_widget(), ["dataset"])
+        m.param.watch(lambda *_: self._sync_tol_widget(), ["tol"])
 
-    def _build_controls(self) -> None:
+    def __panel__(self) -> pn.viewable.Viewable:
+        return self.layout
+
+    def _build(self) -> None:
         m = self.model
         g = functools.partial(guard, m)
         self.dataset_select = pn.widgets.Select(
@@ -58,9 +74,7 @@ class ControlsView:
             label="Problem",
             sizing_mode="stretch_width",
         )
-        self.problem_select.options = {
-            f"{name}: {cls.title}": name for name, cls in PROBLEMS.items()
-        }
+        self.problem_select.options = {problem_label(name, m): name for name in PROBLEMS}
         self.problem_settings = pn.Column(sizing_mode="stretch_width", margin=0)
         self._rebuild_problem_settings()
         prep = pn.Column(
@@ -140,7 +154,7 @@ class ControlsView:
         self.add_button = pn.widgets.Button(label="+ Add run", color="default")
         self.add_button.on_click(g("add run")(lambda e: m.add_run()))
         self._rebuild_runs()
-        self.controls = pn.Column(
+        self.layout = pn.Column(
             "### Data",
             self.dataset_select,
             pn.pane.Markdown(
@@ -235,11 +249,33 @@ class ControlsView:
             s.name: setting_widget(s, m.problem_value(s.name), set_setting, m)
             for s in m.problem_declared()
         }
-        widgets = list(self._problem_widgets.values())
+        self.shown_problem_settings: list[str] = []
+        self._lay_out_problem_settings()
+        self._label_problem()
+
+    def _lay_out_problem_settings(self) -> None:
+        """Lay out the problem's settings that apply to its current values (lo/hi on the
+        box, K on the K-sparse polytope, ...): :func:`applies`."""
+        m = self.model
+        declared = m.problem_declared()
+        shown = [
+            s.name for s in declared if applies(s, declared, m.problem_value, problem=m.problem)
+        ]
+        if shown == self.shown_problem_settings and self.problem_settings.objects:
+            return
+        self.shown_problem_settings = shown
+        widgets = [self._problem_widgets[name] for name in shown]
         self.problem_settings.objects = [
             pn.Row(*widgets[i : i + 2], sizing_mode="stretch_width")
             for i in range(0, len(widgets), 2)
         ]
+
+    def _label_problem(self) -> None:
+        """The problem list's labels, the current problem's naming its chosen set."""
+        m = self.model
+        options = {problem_label(name, m): name for name in PROBLEMS}
+        if self.problem_select.options != options:
+            self.problem_select.options = options
 
     def _sync_problem_settings(self) -> None:
         """Show values set from elsewhere (a preset, a link) without rebuilding the widgets,
@@ -253,6 +289,8 @@ class ControlsView:
                 continue
             if widget.value != value and not (value is None and widget.value in ("", None)):
                 widget.value = value
+        self._lay_out_problem_settings()
+        self._label_problem()
 
     def _rebuild_runs(self) -> None:
         self.runs_column.objects = [
@@ -268,19 +306,21 @@ class ControlsView:
             # The model fits the race to a new problem; a run set directly (Python API) that
             # still does not solve it is shown as is, and Start reports why it cannot run.
             methods = [*methods, spec.method]
+        # One select a row, full labels (a label cut at 60 characters read "exact: exact
+        # line search (c"); the chosen option's whole text is also its tooltip.
         method = pn.widgets.Select(
             label="method",
             options={f"{k}: {METHODS[k].title}": k for k in methods if k in METHODS},
             value=spec.method,
             sizing_mode="stretch_width",
+            description=f"{spec.method}: {METHODS[spec.method].title}",
         )
         step = pn.widgets.Select(
             label="step rule",
-            options={
-                f"{k}: {STEP_RULES[k].title}"[:60]: k for k in METHODS[spec.method].step_rules
-            },
+            options=_step_options(spec.method),
             value=spec.step,
             sizing_mode="stretch_width",
+            description=f"{spec.step}: {STEP_RULES[spec.step].title}",
         )
         settings = pn.Column(sizing_mode="stretch_width", margin=0)
         built: dict[str, Any] = {}
@@ -293,9 +333,25 @@ class ControlsView:
         def set_setting(name: str, value: Any) -> None:
             if shown():
                 spec.set_setting(name, value)
+                if applying() != built.get("names"):
+                    fill_settings()  # (lazy=true shows lazy_K, ...)
+
+        def applying() -> list[str]:
+            declared = spec.declared()
+            return [
+                s.name
+                for s in declared
+                if applies(s, declared, spec.value_of, problem=m.problem, method=spec.method)
+            ]
 
         def fill_settings() -> None:
-            ws = [setting_widget(s, spec.value_of(s.name), set_setting, m) for s in spec.declared()]
+            names = applying()
+            built["names"] = names
+            ws = [
+                setting_widget(s, spec.value_of(s.name), set_setting, m)
+                for s in spec.declared()
+                if s.name in names
+            ]
             settings.objects = [
                 pn.Row(*ws[i : i + 2], sizing_mode="stretch_width") for i in range(0, len(ws), 2)
             ]
@@ -304,15 +360,15 @@ class ControlsView:
             if not shown():
                 return
             spec.method = event.new
-            step.options = {
-                f"{k}: {STEP_RULES[k].title}"[:60]: k for k in METHODS[spec.method].step_rules
-            }
+            method.description = f"{spec.method}: {METHODS[spec.method].title}"
+            step.options = _step_options(spec.method)
             step.value = spec.step
             fill_settings()
 
         def on_step(event: Any) -> None:
             if event.new is not None and shown():
                 spec.step = event.new
+                step.description = f"{spec.step}: {STEP_RULES[spec.step].title}"
                 fill_settings()
 
         method.param.watch(g("method")(on_method), "value")
@@ -324,7 +380,8 @@ class ControlsView:
         rem.on_click(g("remove")(lambda e: m.remove_run(m.specs.index(spec))))
         color = PALETTE[index % len(PALETTE)]
         card = pn.Card(
-            pn.Row(method, step, sizing_mode="stretch_width"),
+            method,
+            step,
             settings,
             pn.Row(dup, rem),
             title=f"run {index + 1}",
@@ -334,6 +391,7 @@ class ControlsView:
             margin=(4, 0),
         )
         built["card"] = card
+        card.run_settings = settings  # (what the card shows: tests read it)
         return card
 
     def _refresh_labels(self) -> None:
@@ -349,3 +407,72 @@ def _has_stochastic_methods(problem: str) -> bool:
         problem in spec.problems and any(s.name == "seed" for s in spec.settings)
         for spec in METHODS.values()
     )
+
+
+def _step_options(method: str) -> dict[str, str]:
+    return {f"{k}: {STEP_RULES[k].title}": k for k in METHODS[method].step_rules}
+
+
+#: What a setting's help may start with to say when it applies ("box: lower bound ..."),
+#: besides a problem or a method name: a value of a choice, or a switch's name.
+def applies(
+    setting: Setting,
+    declared: list[Setting],
+    value_of: Callable[[str], Any],
+    *,
+    problem: str,
+    method: str | None = None,
+) -> bool:
+    """Whether ``setting`` matters under the current values (``value_of(name)``) of the
+    ``declared`` settings it sits among, on ``problem`` (and ``method``).
+
+    A setting's help says its scope by its first word, ``scope: ...``: a problem
+    (``svm-dual: memory for cached Gram columns``), a method (``boosted: ...``), a value
+    of another choice setting (``box: lower bound ...`` applies when ``constraint`` is
+    ``box``; ``huber: ...`` when ``loss`` is ``huber``), or a switch's name (``lazy:
+    ...`` when ``lazy`` is on). A help without such a word applies always.
+    """
+    head, sep, _ = setting.help.partition(":")
+    word = head.strip()
+    if not sep or not word or " " in word:
+        return True
+    if word in PROBLEMS:
+        return word == problem
+    if word in METHODS and method is not None:
+        return word == method
+    matched = False
+    for other in declared:
+        if other.name == setting.name:
+            continue
+        if other.kind == "choice" and word in (other.choices or ()):
+            matched = True
+            if _value(value_of, other.name) == word:
+                return True
+        elif other.kind == "bool" and other.name == word:
+            matched = True
+            if _value(value_of, other.name):
+                return True
+    return not matched
+
+
+def _value(value_of: Callable[[str], Any], name: str) -> Any:
+    try:
+        return value_of(name)
+    except KeyError:
+        return None
+
+
+#: How a problem's title names its feasible set, per ``constraint`` value.
+_SET_NAMES = {"l1": "l1", "l2": "l2", "box": "box", "ksparse": "K-sparse"}
+
+
+def problem_label(name: str, model: DashboardModel) -> str:
+    """The problem list's label of ``name``; the current problem's names its chosen set
+    ("logreg-l1: l2-constrained logistic regression" on the l2 disc)."""
+    title = PROBLEMS[name].title
+    if name == model.problem and any(s.name == "constraint" for s in model.problem_declared()):
+        chosen = _value(model.problem_value, "constraint")
+        if chosen in _SET_NAMES and chosen != "l1":
+            title = title.replace("l1-constrained", f"{_SET_NAMES[chosen]}-constrained")
+            title = title.replace("(l1 ball by default)", f"({_SET_NAMES[chosen]} set)")
+    return f"{name}: {title}"

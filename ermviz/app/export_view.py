@@ -2,14 +2,15 @@
 (and results) as one standalone HTML file that opens offline, and the figures as one PNG
 (that page drawn by headless Chromium, :mod:`ermviz.app.png`).
 
-:class:`ExportView` is a part of :class:`~ermviz.app.page.Dashboard`: it builds the
-``export`` layout on the dashboard; the HTML export redraws the race's figures from a
-snapshot of the streamer's sources (:mod:`ermviz.app.figures`).
+:class:`ExportView` is a Panel :class:`~panel.viewable.Viewer` over the session's
+model and streamer; the HTML export redraws the race's figures from a snapshot of the
+streamer's sources (:mod:`ermviz.app.figures`).
 """
 
 from __future__ import annotations
 
 import html
+from typing import Any
 
 import panel as pn
 from bokeh.embed import file_html
@@ -20,23 +21,20 @@ from bokeh.resources import INLINE
 from ermviz.app.boundary import BoundaryPlot
 from ermviz.app.figures import TeachingPlot, TracePlots
 from ermviz.app.model import DashboardModel
-from ermviz.app.png import PngError, html_to_png
+from ermviz.app.png import PngError, layout_to_png, prewarm
 from ermviz.app.streaming import Streamer, reference_series
 from ermviz.app.widgets import GuardedDownload, guard
+from ermviz.registry import PROBLEMS
 
 
-class ExportView:
-    """The export buttons and the standalone HTML export (a part of the dashboard).
+class ExportView(pn.viewable.Viewer):
+    """The export buttons and the standalone HTML and PNG exports of one session's race."""
 
-    Uses the race view's ``_certificate_kind`` (the dashboard has both).
-    """
-
-    model: DashboardModel
-    streamer: Streamer
-    boundary_plot: BoundaryPlot | None
-
-    def _build_export(self) -> None:
-        m = self.model
+    def __init__(self, model: DashboardModel, streamer: Streamer, **params: Any) -> None:
+        super().__init__(**params)
+        self.model = model
+        self.streamer = streamer
+        m = model
         self.csv_download = GuardedDownload(
             callback=guard(m, "CSV export")(m.export_csv),
             filename="ermviz-traces.csv",
@@ -65,7 +63,7 @@ class ExportView:
             color="primary",
             width=160,
         )
-        self.export = pn.Column(
+        self.layout = pn.Column(
             pn.pane.Markdown(
                 "Download every run's whole trace (one row per recorded iterate; stopped runs "
                 "keep theirs), or the current figures as one standalone HTML file that opens "
@@ -78,6 +76,11 @@ class ExportView:
             pn.Row(self.csv_download, self.parquet_download, self.html_download, self.png_download),
             sizing_mode="stretch_width",
         )
+
+    def __panel__(self) -> pn.viewable.Viewable:
+        if pn.state.curdoc is not None and pn.state.curdoc.session_context is not None:
+            prewarm()  # the tab is shown: start Chromium now, the PNG export is then ~1 s
+        return self.layout
 
     def export_html(self):
         """The current figures (and results) as one standalone HTML file (Bokeh inline)."""
@@ -93,8 +96,8 @@ class ExportView:
 
         if not self.streamer.sources:
             raise PngError("no figures to export yet: start a race first")
-        page = file_html(self._export_layout(table=False), resources=INLINE, title="ermviz")
-        return io.BytesIO(html_to_png(page))
+        # Drawn without toolbars in a Chromium kept warm between exports (png.py).
+        return io.BytesIO(layout_to_png(self._export_layout(table=False)))
 
     def _export_layout(self, table: bool):
         """The exported figures as one Bokeh layout (and the results table if ``table``)."""
@@ -117,7 +120,7 @@ class ExportView:
             log_x=m.log_x,
             time_basis=m.time_basis,
             show_steps=m.show_steps,
-            certificate_kind=self._certificate_kind(),
+            certificate_kind=PROBLEMS[m.problem].certificate_kind,
             work_label="" if m.x_axis == "iteration" else m.work_label(m.x_axis),
             references=reference_series(m.references, self.streamer.work_column),
         ).figures
@@ -135,7 +138,8 @@ class ExportView:
                 self.streamer.geometry, m.problem_obj, self.streamer.sources, snapshot=True
             )
             parts.append(row(*plot.layout()))
-        elif self.boundary_plot is not None and m.problem_obj is not None:
+        elif m.problem_obj is not None and self.streamer.sources:
+            # The race's classifiers in the plane, when the problem draws one.
             plane = m.problem_obj.decision_plane()
             if plane is not None:
                 boundary = BoundaryPlot(plane, self.streamer.sources, snapshot=True)

@@ -1,36 +1,51 @@
-"""The dashboard's Lessons tab: one card per lesson of :mod:`ermviz.app.lessons`.
+"""The dashboard's lessons: the Lessons tab (one card per lesson of
+:mod:`ermviz.app.lessons`) and the banner that shows the loaded lesson beside the plots.
 
-Each card shows the lesson's title and what to watch, and a Load button that applies
-its configuration (through :mod:`ermviz.app.urlstate`, so the URL then shows it) and
-switches to the lesson's tab. A lesson whose dataset is not on this server shows why and
-the fix instead of a button. :class:`LessonsView` is a part of
-:class:`~ermviz.app.page.Dashboard`, like the other views.
+Each card shows the lesson's title and what to watch, and a Load button that hands the
+lesson's name to the page (:meth:`~ermviz.app.page.Dashboard.load_lesson`, which applies
+its configuration through :mod:`ermviz.app.urlstate`, so the URL then shows it, and
+switches to the lesson's tab). A lesson whose dataset is not on this server shows why and
+the fix instead of a button. :class:`LessonsView` builds its cards when first shown;
+:class:`LessonBanner` is on the first screen: the loaded lesson's title and what to
+watch, above the race's tabs and right under the Start button.
 """
 
 from __future__ import annotations
 
 import functools
 import html
+from collections.abc import Callable
 from typing import Any
 
 import panel as pn
 
-from ermviz.app.lessons import LESSONS, Lesson, apply_lesson, unavailable_reason
+from ermviz.app.lessons import LESSONS, Lesson, unavailable_reason
 from ermviz.app.model import DashboardModel
+from ermviz.app.notebook import LiveHTML
 from ermviz.app.widgets import guard
 
 #: Index of each lesson tab in the dashboard's tabs (the Lessons tab itself is 0).
-TAB_INDEX = {"lessons": 0, "race": 1, "teaching": 2}
+TAB_INDEX = {"lessons": 0, "race": 1, "teaching": 2, "export": 3, "results": 4}
 
 
-class LessonsView:
-    """The gallery of lessons (a part of the dashboard)."""
+class LessonsView(pn.viewable.Viewer):
+    """The gallery of lessons; ``load(name)`` applies one (the page's loader)."""
 
-    model: DashboardModel
+    def __init__(self, model: DashboardModel, load: Callable[[str], Any], **params: Any) -> None:
+        super().__init__(**params)
+        self.model = model
+        self._load = load
+        self.built = False
+        self.layout = pn.Column(sizing_mode="stretch_width")
 
-    def _build_lessons(self) -> None:
-        self._tabs: pn.Tabs | None = None
-        self.initial_tab = "lessons"
+    def __panel__(self) -> pn.viewable.Viewable:
+        return self.layout
+
+    def build(self) -> None:
+        """Build the cards (once): the tab is about to show."""
+        if self.built:
+            return
+        self.built = True
         available = self.model.param.dataset.objects
         cards = [
             self._lesson_card(lesson, unavailable_reason(lesson, available)) for lesson in LESSONS
@@ -40,9 +55,7 @@ class LessonsView:
             "**Start** and watch. A lesson is a link too: `/app?lesson=NAME`.",
             sizing_mode="stretch_width",
         )
-        self.lessons = pn.Column(
-            intro, pn.FlexBox(*cards, sizing_mode="stretch_width"), sizing_mode="stretch_width"
-        )
+        self.layout.objects = [intro, pn.FlexBox(*cards, sizing_mode="stretch_width")]
 
     def _lesson_card(self, lesson: Lesson, reason: str | None) -> pn.viewable.Viewable:
         body = pn.pane.HTML(
@@ -77,26 +90,73 @@ class LessonsView:
             styles={"background": "#fafafa"},
         )
 
-    def _on_load_click(self, name: str, event: Any = None) -> None:
-        self.load_lesson(name)
+    def _on_load_click(self, name: str, event: Any = None) -> Any:
+        return self._load(name)
 
-    def load_lesson(self, name: str) -> bool:
-        """Apply lesson ``name`` and show its tab; a failure is notified. Returns whether
-        it loaded."""
-        from ermviz.app.lessons import get_lesson
 
-        lesson = get_lesson(name)
-        if self.model.slots:
-            self.reset()  # type: ignore[attr-defined]  # the old race would mislead
-        problem = apply_lesson(self.model, lesson)
-        if problem is not None:
-            self.model.notify(problem)
-            return False
-        self.show_tab(lesson.tab)
-        return True
+class LessonBanner(pn.viewable.Viewer):
+    """The loaded lesson on the first screen: its title, what to watch, and the cue to
+    press Start; it says so when the set-up has been changed since the lesson loaded.
+    Hidden while no lesson is loaded."""
 
-    def show_tab(self, tab: str) -> None:
-        """Show the dashboard's ``tab`` (``lessons``, ``race`` or ``teaching``)."""
-        self.initial_tab = tab
-        if self._tabs is not None:
-            self._tabs.active = TAB_INDEX[tab]
+    def __init__(self, model: DashboardModel, **params: Any) -> None:
+        super().__init__(**params)
+        self.model = model
+        self.lesson: Lesson | None = None
+        self._setup: dict[str, str] = {}
+        self._changed = False
+        self.text = LiveHTML("", sizing_mode="stretch_width", margin=(4, 10))
+        self.layout = pn.Column(
+            self.text, sizing_mode="stretch_width", visible=False, css_classes=["lesson-banner"]
+        )
+        model.param.watch(lambda *_: self._follow(), ["revision"])
+
+    def __panel__(self) -> pn.viewable.Viewable:
+        return self.layout
+
+    def show(self, lesson: Lesson | None) -> None:
+        """Show ``lesson`` (just applied to the model), or nothing (None)."""
+        self.lesson = lesson
+        self._setup = self.model.current_setup() if lesson is not None else {}
+        self._changed = False
+        self._render()
+
+    def loading(self, lesson: Lesson) -> None:
+        """Say that ``lesson`` is loading (until :meth:`show`)."""
+        self.layout.visible = True
+        self.text.object = (
+            f'<div class="lesson-banner lesson-loading" data-lesson="{html.escape(lesson.name)}"'
+            ' style="border-left:6px solid #ff7f0e;background:#fff7ef;padding:6px 12px;'
+            'font-size:1.05em"><b>Loading lesson: '
+            f"{html.escape(lesson.title)}</b> (data, problem and runs); Start waits for it."
+            "</div>"
+        )
+
+    def _follow(self) -> None:
+        if self.lesson is None:
+            return
+        changed = self.model.current_setup() != self._setup
+        if changed != self._changed:
+            self._changed = changed
+            self._render()
+
+    def _render(self) -> None:
+        lesson = self.lesson
+        self.layout.visible = lesson is not None
+        if lesson is None:
+            self.text.object = ""
+            return
+        cue = (
+            "You changed the set-up since this lesson loaded: load it again from the "
+            "Lessons tab to see what it promises."
+            if self._changed
+            else "Press <b>Start</b> and watch."
+        )
+        self.text.object = (
+            f'<div class="lesson-banner" data-lesson="{html.escape(lesson.name)}" '
+            f'data-changed="{int(self._changed)}" style="border-left:6px solid #1f77b4;'
+            'background:#f3f7fb;padding:6px 12px;font-size:1.05em;line-height:1.4">'
+            f'<b class="lesson-title">Lesson: {html.escape(lesson.title)}</b>'
+            f'<div class="lesson-watch">{html.escape(lesson.text)}</div>'
+            f'<div class="lesson-cue" style="color:#555;margin-top:2px">{cue}</div></div>'
+        )

@@ -7,13 +7,17 @@ Served (``panel serve app.py``) it is a :class:`panel.template.FastListTemplate`
 ``pn.extension()``. :func:`build_dashboard` makes one per session, its configuration in
 the URL.
 
-The dashboard's parts, one module each: :mod:`ermviz.app.controls` (the sidebar),
-:mod:`ermviz.app.race_view` (live plots and results table), :mod:`ermviz.app.teaching_view`,
-:mod:`ermviz.app.export_view`, :mod:`ermviz.app.results_view` (a sweep's results
-folder) and :mod:`ermviz.app.lessons_view` (the Lessons tab, first; a served page without a
-query opens on :data:`~ermviz.app.lessons.FIRST_LESSON`, ``?lesson=NAME`` on another).
-The toolbar (start, pause, stop, reset, the race's status and its outcome in words) is
-here: it drives the race and every view follows it.
+The dashboard's parts, one module each, are Panel :class:`~panel.viewable.Viewer` objects
+that own their widgets and are built on the session's model (and streamer):
+:mod:`ermviz.app.controls` (the sidebar), :mod:`ermviz.app.race_view` (live plots and
+results table), :mod:`ermviz.app.teaching_view`, :mod:`ermviz.app.export_view`,
+:mod:`ermviz.app.results_view` (a sweep's results folder) and :mod:`ermviz.app.lessons_view`
+(the Lessons tab, and the loaded lesson's banner under the toolbar; a served page without
+a query opens on :data:`~ermviz.app.lessons.FIRST_LESSON`, ``?lesson=NAME`` on another).
+Only what is on screen is built: a tab's view when it is first shown. The toolbar (start,
+pause, stop, reset, the race's status and its outcome in words) is here: it drives the
+race and every view follows it. Loading a lesson is one transaction: the race's buttons
+are disabled until it has applied, and a Start pressed meanwhile waits for it.
 
 Every widget callback is wrapped by :func:`~ermviz.app.widgets.guard`: an exception
 becomes a notification (and, during a race, a run status) instead of a frozen page.
@@ -21,6 +25,7 @@ becomes a notification (and, during a race, a run status) instead of a frozen pa
 
 from __future__ import annotations
 
+import asyncio
 import functools
 import html
 import time
@@ -31,9 +36,9 @@ import panel as pn
 from ermviz.app.background import in_thread
 from ermviz.app.controls import ControlsView
 from ermviz.app.export_view import ExportView
-from ermviz.app.lessons_view import TAB_INDEX, LessonsView
+from ermviz.app.lessons_view import TAB_INDEX, LessonBanner, LessonsView
 from ermviz.app.model import DashboardModel
-from ermviz.app.notebook import LiveHTML
+from ermviz.app.notebook import PAGE_FONT, LiveHTML, OfflineFast
 from ermviz.app.race_view import RaceView
 from ermviz.app.streaming import Streamer
 from ermviz.app.teaching_view import TeachingView
@@ -44,13 +49,30 @@ TABLE_PERIOD = 1.0
 _RACE_COLOURS = {"running": "#2ca02c", "paused": "#ff7f0e", "finished": "#1f77b4"}
 
 
-class Dashboard(ControlsView, RaceView, TeachingView, ExportView, LessonsView):
-    """One session's dashboard: the model, the streamer and every view of them.
+def _forward(view: str, name: str, build: bool = False) -> property:
+    """A dashboard attribute that is its ``view``'s ``name`` (built first if ``build``)."""
 
-    Each view is built by a part it inherits (:class:`~ermviz.app.controls.ControlsView`,
-    :class:`~ermviz.app.race_view.RaceView`, :class:`~ermviz.app.teaching_view.TeachingView`,
-    :class:`~ermviz.app.export_view.ExportView`); the toolbar, which drives the race, and the
-    model's watchers, which keep every view in step with the model, are its own.
+    def get(self: Dashboard) -> Any:
+        part = getattr(self, view)
+        if build:
+            part.build()
+        return getattr(part, name)
+
+    return property(get, doc=f"``{view}.{name}``")
+
+
+class Dashboard:
+    """One session's dashboard: the model, the streamer, and the views composed around
+    them, each a Panel :class:`~panel.viewable.Viewer` that owns its widgets:
+    ``controls_view`` (:class:`~ermviz.app.controls.ControlsView`), ``race_view``
+    (:class:`~ermviz.app.race_view.RaceView`), ``teaching_view``
+    (:class:`~ermviz.app.teaching_view.TeachingView`), ``export_view``
+    (:class:`~ermviz.app.export_view.ExportView`), ``lessons_view`` and ``lesson_banner``
+    (:mod:`ermviz.app.lessons_view`). The toolbar, which drives the race, is its own.
+
+    The tabs other than the one shown are built when first shown (:meth:`tabs`), so a
+    session costs what its first screen shows. The views' widgets are reachable from the
+    dashboard too (``dash.figures``, ``dash.csv_download``, ...; :data:`FORWARDED`).
 
     Parameters
     ----------
@@ -65,55 +87,93 @@ class Dashboard(ControlsView, RaceView, TeachingView, ExportView, LessonsView):
         self._table_at = 0.0
         self._statuses: tuple = ()
         self._starting = False
-        self._preview_key: tuple | None = None
+        self._loading: asyncio.Event | None = None
         self._notebook_root: pn.viewable.Viewable | None = None
-        self._plots_kind = ""
         self._told: set[str] = set()
-        self._build_controls()
+        self._parts: dict[str, _Part] = {}
+        self._tabs: pn.Tabs | None = None
+        self._sweep_results: Any = None
+        self._results_tab = pn.Column(sizing_mode="stretch_width", margin=0)
+        self.initial_tab = "lessons"
+        self.lesson: str | None = None
+        self.controls_view = ControlsView(self.model)
+        self.race_view = RaceView(self.model, self.streamer, shown=self._shown)
+        self.teaching_view = TeachingView(self.model, self.streamer)
+        self.export_view = ExportView(self.model, self.streamer)
+        self.lessons_view = LessonsView(self.model, load=self._on_lesson_click)
+        self.lesson_banner = LessonBanner(self.model)
         self._build_toolbar()
-        self._build_results()
-        self._build_plots()
-        self._build_teaching()
-        self._build_export()
-        self._build_lessons()
-        from ermviz.app.results_model import ResultsModel
-        from ermviz.app.results_view import ResultsView
-
-        # A sweep's results folder (never part of the URL: see ermviz.app.results_model).
-        self.sweep_results = ResultsView(
-            ResultsModel(notifier=lambda level, message: self.model.notify(message, level))
-        )
-        m = self.model
-        m.param.watch(self._on_race_options, ["log_x", "time_basis", "show_steps", "x_axis"])
-        m.param.watch(lambda *_: self._rebuild_runs(), ["specs", "problem"])
-        m.param.watch(lambda *_: self._refresh_labels(), ["revision"])
-        m.param.watch(lambda *_: self._rebuild_problem_settings(), ["problem"])
-        m.param.watch(lambda *_: self._sync_problem_settings(), ["problem_settings"])
-        m.param.watch(lambda *_: self._sync_dataset_widget(), ["dataset"])
-        m.param.watch(lambda *_: self._sync_tol_widget(), ["tol"])
-        m.param.watch(
-            lambda *_: self._refresh_teaching_preview(),
-            [
-                "dataset",
-                "problem",
-                "problem_settings",
-                "standardize",
-                "normalize",
-                "test_size",
-                "seed",
-                "animate",
-            ],
-        )
-        self._refresh_teaching_preview()
         self.refresh(force=True)
-        # In a notebook every display is a Bokeh document of its own, and the live figures,
-        # their sources and the stylesheets the page shares are Bokeh models that belong to
-        # one document: each part displays through a guard that refuses a second display.
-        for name in PARTS:
-            setattr(self, name, _Part(self, getattr(self, name)))
+
+    # -- the parts -------------------------------------------------------------------
+    # In a notebook every display is a Bokeh document of its own, and the live figures,
+    # their sources and the stylesheets the page shares are Bokeh models that belong to
+    # one document: each part displays through a guard that refuses a second display.
+    def _part(self, name: str, build: bool = True) -> _Part:
+        """The part ``name`` of :data:`PARTS`, wrapped for a notebook; its view is built
+        first unless ``build`` is False (a tab builds it when first shown)."""
+        view, content = {
+            "controls": (None, self.controls_view),
+            "toolbar": (None, self.toolbar_layout),
+            "plots": (self.race_view, self.race_view),
+            "results": (None, self.race_view.results),
+            "teaching": (self.teaching_view, self.teaching_view),
+            "export": (None, self.export_view),
+            "lessons": (self.lessons_view, self.lessons_view),
+        }[name]
+        if build and view is not None:
+            view.build()
+        part = self._parts.get(name)
+        if part is None:
+            part = self._parts[name] = _Part(self, content)
+        return part
+
+    controls = property(lambda self: self._part("controls"), doc="The sidebar (a part).")
+    toolbar = property(lambda self: self._part("toolbar"), doc="Start, pause, ... (a part).")
+    plots = property(lambda self: self._part("plots"), doc="The race's plots (a part).")
+    results = property(lambda self: self._part("results"), doc="The results table (a part).")
+    teaching = property(lambda self: self._part("teaching"), doc="The teaching view (a part).")
+    export = property(lambda self: self._part("export"), doc="The export buttons (a part).")
+    lessons = property(lambda self: self._part("lessons"), doc="The lessons (a part).")
+
+    dataset_select = _forward("controls_view", "dataset_select")
+    problem_select = _forward("controls_view", "problem_select")
+    _problem_widgets = _forward("controls_view", "_problem_widgets")
+    runs_column = _forward("controls_view", "runs_column")
+    upload = _forward("controls_view", "upload")
+    tol_input = _forward("controls_view", "tol_input")
+    trace_plots = _forward("race_view", "trace_plots")
+    figures = _forward("race_view", "figures")
+    table = _forward("race_view", "table")
+    reference_note = _forward("race_view", "reference_note", build=True)
+    keep_button = _forward("race_view", "keep_button")
+    clear_refs_button = _forward("race_view", "clear_refs_button")
+    teaching_plot = _forward("teaching_view", "teaching_plot", build=True)
+    boundary_plot = _forward("teaching_view", "boundary_plot", build=True)
+    csv_download = _forward("export_view", "csv_download")
+    parquet_download = _forward("export_view", "parquet_download")
+    html_download = _forward("export_view", "html_download")
+    png_download = _forward("export_view", "png_download")
+    export_html = _forward("export_view", "export_html")
+    export_png = _forward("export_view", "export_png")
+
+    @property
+    def sweep_results(self) -> Any:
+        """The Results tab: a sweep's results folder (never part of the URL: see
+        :mod:`ermviz.app.results_model`); built when first asked for."""
+        if self._sweep_results is None:
+            from ermviz.app.results_model import ResultsModel
+            from ermviz.app.results_view import ResultsView
+
+            self._sweep_results = ResultsView(
+                ResultsModel(notifier=lambda level, message: self.model.notify(message, level))
+            )
+        return self._sweep_results
 
     # -- toolbar ---------------------------------------------------------------------
     def _build_toolbar(self) -> None:
+        from ermviz.app import warmup
+
         g = functools.partial(guard, self.model)
         self.start_button = pn.widgets.Button(label="Start", color="primary", width=110)
         self.pause_button = pn.widgets.Button(label="Pause", color="warning", width=110)
@@ -127,24 +187,39 @@ class Dashboard(ControlsView, RaceView, TeachingView, ExportView, LessonsView):
         self.status_strip = LiveHTML("", sizing_mode="stretch_width", margin=(0, 10))
         # The race's outcome in words, on a line of its own (a sentence per run).
         self.summary_text = LiveHTML("", sizing_mode="stretch_width", margin=(0, 10))
-        self.toolbar = pn.Column(
+        self.toolbar_layout = pn.Column(
             # A FlexBox wraps the buttons on a narrow window (a Row cut the last ones off).
             pn.FlexBox(
                 self.start_button,
                 self.pause_button,
                 self.stop_button,
                 self.reset_button,
-                *self._build_reference_buttons(),
+                *self.race_view.reference_buttons,
                 self.race_text,
                 sizing_mode="stretch_width",
             ),
             self.status_strip,
             self.summary_text,
+            # Kernels compiling in the background after a fresh install (and "compiling"
+            # while this session's Start waits for them): ermviz.app.warmup.
+            warmup.status_view(self.model),
             sizing_mode="stretch_width",
         )
 
+    def _race_buttons_busy(self, busy: bool) -> None:
+        """While a lesson loads nothing that races is pressable (Start would see a
+        half-applied lesson); afterwards :meth:`refresh` sets each from the race."""
+        for button in (self.start_button, self.pause_button, self.stop_button, self.reset_button):
+            button.disabled = busy
+        if not busy:
+            self.start_button.disabled = self._starting
+            self.refresh(force=True)
+
     async def start(self, event: Any = None) -> None:
-        """Start a new race: build the runs off the event loop, then launch and stream."""
+        """Start a new race: build the runs off the event loop, then launch and stream.
+        Pressed while a lesson loads, it starts once the lesson has applied."""
+        if self._loading is not None:
+            await self._loading.wait()
         if self._starting:
             return
         if not self.model.specs:
@@ -162,7 +237,7 @@ class Dashboard(ControlsView, RaceView, TeachingView, ExportView, LessonsView):
             self.launch(slots)
         finally:
             self._starting = False
-            self.start_button.disabled = False
+            self.start_button.disabled = self._loading is not None
 
     def start_sync(self) -> None:
         """Start a new race synchronously (notebooks, tests)."""
@@ -180,11 +255,8 @@ class Dashboard(ControlsView, RaceView, TeachingView, ExportView, LessonsView):
                 self.show_tab("race")  # Start pressed over the gallery: show what moves
             self.model.launch(slots, start=False)
             grew = self.streamer.attach(slots, self.model.problem_obj)
-            if grew or self._plots_kind != self._certificate_kind():
-                self._rebuild_plots()
-            else:
-                self._show_race()  # same figures: new labels, emptied sources
-            self._rebuild_teaching()
+            self.race_view.after_launch(grew)
+            self.teaching_view.rebuild()
             self.refresh(force=True)
         self.model.start_runs()
         self.streamer.start()
@@ -207,16 +279,72 @@ class Dashboard(ControlsView, RaceView, TeachingView, ExportView, LessonsView):
         self.model.reset()
         self.streamer.stop()
         self.streamer.attach([])
-        self._show_race()
-        self._rebuild_teaching()
+        self.race_view.after_reset()
+        self.teaching_view.rebuild()
         self.refresh(force=True)
 
+    # -- lessons ---------------------------------------------------------------------
+    def load_lesson(self, name: str) -> bool:
+        """Apply lesson ``name`` in one call (the old race reset, the whole set-up applied,
+        its banner and tab shown); a failure is notified. Returns whether it loaded.
+
+        (Not under ``pn.io.hold``: measured, the held events of a load reached chromium as
+        a patch it did not apply, leaving the sidebar on the previous set-up.)"""
+        from ermviz.app.lessons import apply_lesson, get_lesson
+
+        lesson = get_lesson(name)
+        if self.model.slots:
+            self.reset()  # the old race would mislead
+        problem = apply_lesson(self.model, lesson)
+        if problem is not None:
+            self.model.notify(problem)
+            return False
+        self.lesson = lesson.name
+        self.lesson_banner.show(lesson)
+        self.show_tab(lesson.tab)
+        return True
+
+    def _on_lesson_click(self, name: str) -> None:
+        """A Load button: the race's buttons are disabled and the banner says what is
+        loading; the lesson applies on the next tick of the event loop, once the page has
+        been sent that (a Start pressed meanwhile waits for it, :meth:`start`)."""
+        from ermviz.app.lessons import get_lesson
+
+        if self._loading is not None:
+            return  # one lesson at a time
+        lesson = get_lesson(name)
+        self._loading = asyncio.Event()
+        self._race_buttons_busy(True)
+        self.lesson_banner.loading(lesson)
+        finish = functools.partial(self._finish_load, name)
+        if _served():
+            pn.state.curdoc.add_next_tick_callback(finish)  # runs under the document lock
+            return
+        try:
+            asyncio.get_running_loop().call_soon(finish)
+        except RuntimeError:  # no event loop (plain Python): apply now
+            finish()
+
+    def _finish_load(self, name: str) -> None:
+        try:
+            if not guard(self.model, f"load lesson {name}")(self.load_lesson)(name):
+                self.lesson_banner.show(None)
+        finally:
+            loading, self._loading = self._loading, None
+            if loading is not None:
+                loading.set()
+            self._race_buttons_busy(False)
+
+    def show_tab(self, tab: str) -> None:
+        """Show the dashboard's ``tab`` (a key of :data:`TAB_INDEX`)."""
+        self.initial_tab = tab
+        if self._tabs is not None:
+            self._tabs.active = TAB_INDEX[tab]
+
+    # -- following the race ----------------------------------------------------------
     def _after_pull(self) -> None:
         self.refresh()
-        if self.teaching_plot is not None and self.streamer.geometry is not None:
-            self.teaching_plot.track(final=not self.model.active)
-        if self.boundary_plot is not None:
-            self.boundary_plot.update(final=not self.model.active)
+        self.teaching_view.track(final=not self.model.active)
         if not _served():
             shown = self._shown()
             if shown:
@@ -243,11 +371,12 @@ class Dashboard(ControlsView, RaceView, TeachingView, ExportView, LessonsView):
         self.summary_text.object = (
             f'<span class="race-summary"><b>{html.escape(summary)}</b></span>' if summary else ""
         )
+        busy = self._loading is not None
         self.pause_button.label = "Resume" if race == "paused" else "Pause"
-        self.pause_button.disabled = race not in ("running", "paused")
-        self.stop_button.disabled = race not in ("running", "paused")
-        self.reset_button.disabled = race == "idle"
-        self._refresh_reference_buttons()
+        self.pause_button.disabled = busy or race not in ("running", "paused")
+        self.stop_button.disabled = busy or race not in ("running", "paused")
+        self.reset_button.disabled = busy or race == "idle"
+        self.race_view.refresh_reference_buttons()
         if changed or force:
             self.status_strip.object = self._status_html()
             for slot in m.slots:
@@ -263,7 +392,7 @@ class Dashboard(ControlsView, RaceView, TeachingView, ExportView, LessonsView):
         now = time.perf_counter()
         if changed or force or now - self._table_at >= TABLE_PERIOD:
             self._table_at = now
-            self._update_table()
+            self.race_view.update_table()
 
     def _status_html(self) -> str:
         parts = []
@@ -295,17 +424,33 @@ class Dashboard(ControlsView, RaceView, TeachingView, ExportView, LessonsView):
         return race_summary(runs, float(self.model.tol))
 
     def tabs(self) -> pn.Tabs:
+        """The page's tabs (Lessons, Race, Teaching view, Export, Results): only the shown
+        one is in the page (dynamic tabs), and each view is built when first shown."""
         self._tabs = pn.Tabs(
-            ("Lessons", self.lessons),
-            ("Race", self.plots),
-            ("Teaching view", self.teaching),
-            ("Export", self.export),
-            ("Results", self.sweep_results.panel),
-            dynamic=False,
+            ("Lessons", self._part("lessons", build=False)),
+            ("Race", self._part("plots", build=False)),
+            ("Teaching view", self._part("teaching", build=False)),
+            ("Export", self._part("export", build=False)),
+            ("Results", self._results_tab),
+            dynamic=True,
             sizing_mode="stretch_width",
             active=TAB_INDEX[self.initial_tab],
         )
+        self._tabs.param.watch(lambda event: self._build_tab(event.new), "active")
+        self._build_tab(self._tabs.active)
         return self._tabs
+
+    def _build_tab(self, index: int) -> None:
+        """Build the view of tab ``index`` (once): it is about to show."""
+        views = {
+            TAB_INDEX["lessons"]: self.lessons_view,
+            TAB_INDEX["race"]: self.race_view,
+            TAB_INDEX["teaching"]: self.teaching_view,
+        }
+        if index in views:
+            views[index].build()
+        elif index == TAB_INDEX["results"] and not self._results_tab.objects:
+            self._results_tab.objects = [self.sweep_results.panel]
 
     def panel(self) -> pn.viewable.Viewable:
         """The whole dashboard as one layout (for Jupyter; no template).
@@ -325,7 +470,13 @@ class Dashboard(ControlsView, RaceView, TeachingView, ExportView, LessonsView):
             self,
             pn.FlexBox(
                 pn.Column(self.controls, width=400, min_width=300),
-                pn.Column(self.toolbar, self.tabs(), sizing_mode="stretch_width", min_width=560),
+                pn.Column(
+                    self.toolbar,
+                    self.lesson_banner,
+                    self.tabs(),
+                    sizing_mode="stretch_width",
+                    min_width=560,
+                ),
                 flex_wrap="wrap",
                 sizing_mode="stretch_width",
             ),
@@ -334,7 +485,7 @@ class Dashboard(ControlsView, RaceView, TeachingView, ExportView, LessonsView):
 
     def _shown(self) -> list[pn.viewable.Viewable]:
         """The parts (and the whole) of this dashboard displayed in a notebook output."""
-        parts = [getattr(self, name, None) for name in PARTS]  # (None while building)
+        parts: list[Any] = list(self._parts.values())
         parts.append(self._notebook_root)
         return [p for p in parts if isinstance(p, _Part) and p._models]
 
@@ -356,8 +507,16 @@ class Dashboard(ControlsView, RaceView, TeachingView, ExportView, LessonsView):
         return pn.template.FastListTemplate(
             title="ermviz · FW race lab",
             sidebar=[self.controls],
-            main=[pn.Column(self.toolbar, self.tabs(), sizing_mode="stretch_width")],
+            # The loaded lesson (title, what to watch) right under the Start button and
+            # above the plots: the first screen says what to do and what to look at.
+            main=[
+                pn.Column(
+                    self.toolbar, self.lesson_banner, self.tabs(), sizing_mode="stretch_width"
+                )
+            ],
             sidebar_width=420,
+            design=OfflineFast,  # no Google Fonts request (ermviz.app.notebook)
+            font=PAGE_FONT,
             accent="#1f77b4",
             main_layout=None,
         )
@@ -424,6 +583,8 @@ def _take_lesson(dash: Dashboard, query: str) -> tuple[str, str | None]:
         return rest, f"link: {exc}"
     problem = apply_lesson(dash.model, lesson)
     if problem is None:
+        dash.lesson = lesson.name
+        dash.lesson_banner.show(lesson)
         dash.show_tab(lesson.tab)
     return rest, problem
 

@@ -6,18 +6,20 @@ is in the page). The figures are :class:`~ermviz.app.figures.TracePlots` over th
 streamer's pooled sources: they are rebuilt only when the plot options, the certificate
 or the pool's size change; otherwise a new race relabels them.
 
-:class:`RaceView` is a part of :class:`~ermviz.app.page.Dashboard`: it builds the
-``plots`` layout (with ``figures``, ``trace_plots``) and the ``results`` table on the
-dashboard, which watches the model and calls its methods. It also draws the kept
-reference races (:mod:`ermviz.app.references`) under the live curves, says above the plots
-what differs between each and the current set-up, and builds the toolbar's "Keep as
-reference" / "Clear references" buttons.
+:class:`RaceView` is a Panel :class:`~panel.viewable.Viewer` over the session's
+:class:`~ermviz.app.model.DashboardModel` and :class:`~ermviz.app.streaming.Streamer`: it
+owns its widgets and figures, and builds them when first shown (:meth:`RaceView.build`;
+``figures`` and ``trace_plots`` build on first use). It also draws the kept reference
+races (:mod:`ermviz.app.references`) under the live curves, says above the plots what
+differs between each and the current set-up, and owns the toolbar's "Keep as reference" /
+"Clear references" buttons (``reference_buttons``).
 """
 
 from __future__ import annotations
 
 import html
 import math
+from collections.abc import Callable
 from typing import Any
 
 import panel as pn
@@ -36,11 +38,54 @@ from ermviz.registry import PROBLEMS
 MORE_PLOTS = ("suboptimality", "step size", "active-set size")
 
 
-class RaceView:
-    """The live plots and the results table (a part of the dashboard)."""
+class RaceView(pn.viewable.Viewer):
+    """The live plots and the results table of one session's race.
 
-    model: DashboardModel
-    streamer: Streamer
+    Parameters
+    ----------
+    model, streamer
+        The session's model and the streamer that fills the plotted sources.
+    shown
+        Returns the notebook outputs the page shows in (their stylesheets are inlined
+        when figures are rebuilt); none outside a notebook.
+    """
+
+    def __init__(
+        self,
+        model: DashboardModel,
+        streamer: Streamer,
+        shown: Callable[[], list] | None = None,
+        **params: Any,
+    ) -> None:
+        super().__init__(**params)
+        self.model = model
+        self.streamer = streamer
+        self._shown = shown or list
+        self._plots_kind = ""
+        self._trace_plots: TracePlots | None = None
+        self.layout = pn.Column(sizing_mode="stretch_width")
+        self._build_results()
+        self.reference_buttons = self._build_reference_buttons()
+        model.param.watch(self._on_race_options, ["log_x", "time_basis", "show_steps", "x_axis"])
+        model.param.watch(self._on_references, ["references"])
+        model.param.watch(lambda *_: self._update_reference_note(), ["revision"])
+
+    def __panel__(self) -> pn.viewable.Viewable:
+        return self.layout
+
+    @property
+    def built(self) -> bool:
+        """Whether the plots exist (the view was shown, or its figures asked for)."""
+        return self._trace_plots is not None
+
+    @property
+    def trace_plots(self) -> TracePlots:
+        self.build()
+        return self._trace_plots
+
+    @property
+    def figures(self) -> list:
+        return self.trace_plots.figures
 
     # -- results table ---------------------------------------------------------------
     def _build_results(self) -> None:
@@ -97,11 +142,14 @@ class RaceView:
             ".ermviz-results td:last-child{text-align:left}</style>"
         )
 
-    def _update_table(self) -> None:
+    def update_table(self) -> None:
         self.table.object = self._results_html()
 
     # -- plots -----------------------------------------------------------------------
-    def _build_plots(self) -> None:
+    def build(self) -> None:
+        """Build the plots (once): the view is about to show."""
+        if self._trace_plots is not None:
+            return
         m = self.model
         self.plot_options = pn.Row(
             pn.widgets.Checkbox.from_param(m.param.log_x, label="log x axes"),
@@ -131,26 +179,39 @@ class RaceView:
             "", sizing_mode="stretch_width", margin=(0, 10), css_classes=["ermviz-references"]
         )
         self._rebuild_plots()
-        self.plots = pn.Column(
+        self._update_reference_note()
+        self.layout.objects = [
             self.plot_options,
             self.reference_note,
             self.plot_box,
             self.more_plots,
-            sizing_mode="stretch_width",
-        )
-        m.param.watch(self._on_references, ["references"])
-        m.param.watch(lambda *_: self._update_reference_note(), ["revision"])
+        ]
 
     def _on_race_options(self, *events: Any) -> None:
         try:
             self.streamer.set_work_column(self.model.x_axis)
-            with pn.io.hold():  # one message, its stylesheets inlined (_inline_stylesheets)
-                self._rebuild_plots()
+            if self.built:
+                with pn.io.hold():  # one message, its stylesheets inlined
+                    self._rebuild_plots()
         except Exception as exc:
             self.model.notify(f"plot options: {one_line(exc)}")
 
-    def _certificate_kind(self) -> str:
+    def certificate_kind(self) -> str:
         return PROBLEMS[self.model.problem].certificate_kind
+
+    def after_launch(self, grew: bool) -> None:
+        """Show a new race: new figures when the pool grew or the certificate changed,
+        else the same figures relabelled (their sources emptied by the streamer)."""
+        if not self.built:
+            return  # built when shown, over the pool as it is then
+        if grew or self._plots_kind != self.certificate_kind():
+            self._rebuild_plots()
+        else:
+            self._show_race()
+
+    def after_reset(self) -> None:
+        if self.built:
+            self._show_race()
 
     def _rebuild_plots(self) -> None:
         """New figures over every pooled source (first build, plot options, a bigger race)."""
@@ -165,9 +226,9 @@ class RaceView:
             )
             for src in self.streamer.pool
         ]
-        self._plots_kind = self._certificate_kind()
+        self._plots_kind = self.certificate_kind()
         refs = reference_series(m.references, self.streamer.work_column)
-        self.trace_plots = TracePlots(
+        self._trace_plots = TracePlots(
             series,
             self.streamer.best,
             log_x=m.log_x,
@@ -177,7 +238,6 @@ class RaceView:
             work_label="" if m.x_axis == "iteration" else m.work_label(m.x_axis),
             references=refs,
         )
-        self.figures = self.trace_plots.figures
         self._show_race()
         self.plot_box.objects = [
             # Two plots per row on wide screens, one on narrow ones (flex-wrap); the
@@ -200,13 +260,12 @@ class RaceView:
         """In a notebook with inline resources (:func:`ermviz.app.notebook_extension`), the
         stylesheets of the figures just built inline too: Panel links them to its CDN when
         they are added to a displayed layout (an offline page then lost their styling)."""
-        shown = getattr(self, "_shown", None)
-        if not pn.config.inline or shown is None:
+        if not pn.config.inline:
             return
         from bokeh.models import UIElement
         from panel.io.notebook import patch_inline_stylesheets
 
-        for part in shown():
+        for part in self._shown():
             for model, _ in list(part._models.values()):
                 for element in model.select({"type": UIElement}):
                     patch_inline_stylesheets(element)
@@ -214,7 +273,7 @@ class RaceView:
     def _show_race(self) -> None:
         """Label the plotted lines after the race's runs; hide lines without a run."""
         live = [src.slot is not None and src.slot.run is not None for src in self.streamer.pool]
-        self.trace_plots.show(
+        self._trace_plots.show(
             [
                 src.slot.label if ok else None
                 for src, ok in zip(self.streamer.pool, live, strict=True)
@@ -242,10 +301,10 @@ class RaceView:
         self.clear_refs_button.on_click(
             guard(m, "clear references")(lambda _: m.clear_references())
         )
-        self._refresh_reference_buttons()
+        self.refresh_reference_buttons()
         return [self.keep_button, self.clear_refs_button]
 
-    def _refresh_reference_buttons(self) -> None:
+    def refresh_reference_buttons(self) -> None:
         keep = not self.model.can_keep_reference
         clear = not self.model.references
         if self.keep_button.disabled != keep:
@@ -257,14 +316,17 @@ class RaceView:
         # Keeping or clearing happens between races (nothing streams): new figures with
         # the kept races' static sources are cheap then.
         try:
-            self._rebuild_plots()
+            if self.built:
+                self._rebuild_plots()
         except Exception as exc:
             self.model.notify(f"references: {one_line(exc)}")
         self._update_reference_note()
-        self._refresh_reference_buttons()
+        self.refresh_reference_buttons()
 
     def _update_reference_note(self) -> None:
         """One line per kept race: its number, line style, runs and what differs now."""
+        if not self.built:
+            return  # written when the view is built
         m = self.model
         now = m.current_setup() if m.references else {}
         lines = []

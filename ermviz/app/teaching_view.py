@@ -8,11 +8,14 @@ first, so no large dataset is loaded just to find out); during a race it shows e
 iterates growing live (:class:`~ermviz.app.figures.TeachingPlot`) or each run's decision
 boundary forming (:class:`~ermviz.app.boundary.BoundaryPlot`).
 
-:class:`TeachingView` is a part of :class:`~ermviz.app.page.Dashboard`: it builds the
-``teaching`` layout on the dashboard, which watches the model and calls its methods.
+:class:`TeachingView` is a Panel :class:`~panel.viewable.Viewer` over the session's
+model and streamer: it owns its widgets and figures, watches the model itself, and draws
+nothing until it is first shown (:meth:`TeachingView.build`).
 """
 
 from __future__ import annotations
+
+from typing import Any
 
 import panel as pn
 
@@ -28,21 +31,51 @@ from ermviz.registry import get_problem
 TEACHING_MIN_WIDTH = 320
 
 
-class TeachingView:
-    """The teaching view's preview and live plot (a part of the dashboard)."""
+class TeachingView(pn.viewable.Viewer):
+    """The teaching view's preview and live plot, over one model and its streamer."""
 
-    model: DashboardModel
-    streamer: Streamer
-    _preview_key: tuple | None
-
-    def _build_teaching(self) -> None:
+    def __init__(self, model: DashboardModel, streamer: Streamer, **params: Any) -> None:
+        super().__init__(**params)
+        self.model = model
+        self.streamer = streamer
+        self._preview_key: tuple | None = None
+        self.built = False
         self.teaching_note = pn.pane.Markdown(sizing_mode="stretch_width")
         self.teaching_row = pn.FlexBox(sizing_mode="stretch_width")
-        self.teaching = pn.Column(
-            self.teaching_note, self.teaching_row, sizing_mode="stretch_width"
-        )
+        self.layout = pn.Column(self.teaching_note, self.teaching_row, sizing_mode="stretch_width")
         self.teaching_plot: TeachingPlot | None = None
         self.boundary_plot: BoundaryPlot | None = None
+        model.param.watch(
+            lambda *_: self._refresh_teaching_preview(),
+            [
+                "dataset",
+                "problem",
+                "problem_settings",
+                "standardize",
+                "normalize",
+                "test_size",
+                "seed",
+                "animate",
+            ],
+        )
+
+    def __panel__(self) -> pn.viewable.Viewable:
+        return self.layout
+
+    def build(self) -> None:
+        """Draw the view (once): it is about to show. Until then the model's changes
+        build no preview (a preview may load the data)."""
+        if self.built:
+            return
+        self.built = True
+        self.rebuild()
+
+    def track(self, final: bool) -> None:
+        """Follow the runs after a pull of new rows."""
+        if self.teaching_plot is not None and self.streamer.geometry is not None:
+            self.teaching_plot.track(final=final)
+        if self.boundary_plot is not None:
+            self.boundary_plot.update(final=final)
 
     def _boundary_help(self, live: bool) -> str:
         base = (
@@ -107,6 +140,8 @@ class TeachingView:
     def _refresh_teaching_preview(self) -> None:
         """Draw the feasible set and contours of the configured toy problem before a race."""
         m = self.model
+        if not self.built:
+            return
         if m.slots and self.streamer.geometry is not None:
             return  # a live teaching race is on screen
         key = (
@@ -139,7 +174,11 @@ class TeachingView:
         plane = problem.decision_plane() if problem is not None else None
         self._show_teaching(BoundaryPlot(plane) if plane is not None else None, live=False)
 
-    def _rebuild_teaching(self) -> None:
+    def rebuild(self) -> None:
+        """Show the race (live paths or boundaries), or else the configured problem's
+        preview: after a new race, a reset, or when first shown."""
+        if not self.built:
+            return
         geometry = self.streamer.geometry
         problem = self.model.problem_obj
         plane = problem.decision_plane() if problem is not None and geometry is None else None
