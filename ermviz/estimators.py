@@ -581,9 +581,11 @@ _LSSVM_DOC = """
     classifiers"): the Gaussian-kernel LS-SVM, ``[[K + I/C, 1], [1^T, 0]] [alpha; b] =
     [y; 0]`` with ``K_ij = exp(-||x_i - x_j||^2 / (2 sigma2))`` (``sigma2=0``: the
     median-distance heuristic; the value used is ``sigma2_``). Methods: ``cg-reduced``
-    (Suykens et al.'s reduced system by conjugate gradients), ``cg-two-system`` (the two
-    CG systems of Suykens & Vandewalle) and ``smo`` (Keerthi & Shevade 2003's SMO for
-    LS-SVM). The certificate is the relative duality gap (Chu, Ong & Keerthi 2005).
+    (Chu, Ong & Keerthi 2005, "An improved conjugate gradient scheme to the solution of
+    least squares SVM": one CG on the reduced system of order n - 1), ``cg-two-system``
+    (Suykens, Lukas, Van Dooren, De Moor & Vandewalle 1999: two CG systems in lock-step)
+    and ``smo`` (Keerthi & Shevade 2003, "SMO algorithm for least-squares SVM
+    formulations"). The certificate is the relative duality gap ``(P - D) / D``.
     ``dual_coef_`` holds ``alpha``, ``intercept_`` the bias ``b``.
     """
 
@@ -692,7 +694,9 @@ def live_fit(estimator: _RunEstimator, X: Any, y: Any, *, every: float = 0.1) ->
     def refresh() -> None:
         frame = run.trace.to_frame()
         cert = frame["certificate"].to_numpy(dtype=float)
-        keep = np.isfinite(cert) & (cert > 0)
+        keep = np.flatnonzero(np.isfinite(cert) & (cert > 0))
+        if keep.size > 4000:  # a long run: every k-th row and the last, for the browser
+            keep = np.union1d(keep[:: keep.size // 2000], keep[-1:])
         source.data = {
             "iteration": frame["iteration"].to_numpy()[keep],
             "certificate": cert[keep],
