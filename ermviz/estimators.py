@@ -111,6 +111,9 @@ class _RunEstimator(BaseEstimator):
         cfg = self._config()
         validate_method_side(cfg)  # bad names and settings fail before the data are read
         X, y, task = self._validate_xy(X, y)
+        # A Dataset's arrays are read-only, and validate_data may hand back the caller's
+        # own array: copy, so that fitting never freezes the user's X.
+        X = X.copy()
         ds = _make_dataset(
             f"{type(self).__name__} data", X, y, task, "array", "", dense=not sp.issparse(X)
         )

@@ -227,6 +227,10 @@ def test_labels_map_back_and_sparse_input_stays_sparse():
     assert set(sparse.predict(ds.X_test)) == {"neg", "pos"}
     np.testing.assert_allclose(sparse.coef_, dense.coef_, rtol=1e-9, atol=1e-12)
     assert sparse.trace_["iteration"].iloc[-1] == dense.trace_["iteration"].iloc[-1]
+    # Fitting leaves the caller's arrays as they were (a Dataset's are read-only).
+    Xd = np.array(ds.X[:100].toarray())
+    E.PLQClassifier().fit(Xd, y[:100])
+    assert Xd.flags.writeable
     # LS-SVM keeps the training matrix as it came: CSR in, CSR kept.
     small = E.LSSVMClassifier().fit(ds.X[:200], y[:200])
     assert sp.issparse(small.X_fit_) and small.X_fit_.format == "csr"
