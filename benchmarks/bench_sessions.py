@@ -10,7 +10,8 @@ A real server (``make serve``'s command and environment, read from ``make -n`` a
 * on a **warm** server (the usual numba cache, warm-up finished unless ``--quick``):
   a fresh page on the idle server (``--idle-pages`` in turn); Start to the first plotted
   point of every lesson of :mod:`ermviz.app.lessons` (a ``bokeh.client`` session opened on
-  ``?lesson=NAME`` presses Start; the first row of a trace source reaching the client);
+  ``?lesson=NAME`` presses Start; the first row of a trace or teaching-path source
+  reaching the client);
 * **N fresh pages while M sessions race**: M ``bokeh.client`` sessions (the server's
   protocol, no rendering; ``bench_load.py``) race FW / AFW / PFW on wdbc with a 600 s
   budget, then N chromium pages (each its own context) are opened at even intervals within
@@ -79,6 +80,8 @@ HTTPRequest._DEFAULTS.update(connect_timeout=300.0, request_timeout=300.0)
 RESULTS = HERE / "results" / "bench_sessions.txt"
 #: The element whose rendering marks a page as shown: the toolbar's race status.
 SHOWN = ".race-status-text"
+#: Sources whose first row is a plotted point (ermviz.app.streaming names them kind:run_id).
+PLOTTED = ("trace:", "path:", "objective:")
 #: Targets of issue 32 (seconds), checked in the CHECKS section (not by any test).
 TARGETS = {"cold": 20.0, "idle_page": 1.5, "cpu": 0.3, "first_point": 1.0, "loaded": 15.0}
 
@@ -242,7 +245,9 @@ def _first_point(session: BokehClientSession) -> bool:
     def read() -> bool:
         for m in session.doc.models:
             name = getattr(m, "name", None) or ""
-            if name.startswith("trace:") and any(len(v) for v in m.data.values()):
+            # The race tab's traces, or the teaching view's path (a lesson opening on the
+            # teaching tab has no race plots in its document until that tab is shown).
+            if name.startswith(PLOTTED) and any(len(v) for v in m.data.values()):
                 return True
         return False
 
