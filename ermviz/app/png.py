@@ -55,7 +55,8 @@ _RENDERED_JS = """() => window.Bokeh && Bokeh.index && Object.keys(Bokeh.index).
   && document.querySelectorAll(".bk-Figure, .bk-GridPlot, .bk-Column").length > 0"""
 # Draw one layout (Bokeh's JSON item) in the #root element, replacing the previous one, and
 # resolve once its document is idle (every view drawn) and two frames have been painted.
-_EMBED_JS = """async (item) => {
+_EMBED_JS = """async (text) => {
+  const item = JSON.parse(text);
   for (const view of Object.values(Bokeh.index)) { view.remove(); }
   for (const doc of Bokeh.documents.splice(0)) { doc.clear(); }
   const root = document.getElementById("root");
@@ -295,7 +296,8 @@ def layout_to_png(layout: Any, width: int = PNG_WIDTH) -> bytes:
     level = logger.level
     logger.setLevel(logging.ERROR)
     try:
-        item = json.loads(json.dumps(json_item(layout)))
+        # One string: Playwright passes it as is (a nested dict is walked value by value).
+        item = json.dumps(json_item(layout))
     finally:
         logger.setLevel(level)
     return _result(_RENDERER.submit("item", item, width))
