@@ -384,6 +384,16 @@ def test_a_link_opens_the_teaching_set_up(server: str, page: Page) -> None:
         60,
         "the teaching race to end",
     )
+    # The teaching view is drawn when its tab is first shown (tabs are built lazily).
+    page.get_by_text("Teaching view", exact=True).first.click()
+    _wait(
+        lambda: page.evaluate(
+            "() => Array.from(Bokeh.documents[0].all_models).some("
+            "(m) => m.name && m.name.startsWith('path:'))"
+        ),
+        30,
+        "the teaching view's paths",
+    )
     paths = page.evaluate(
         """() => { const out = {};
           for (const doc of Bokeh.documents) for (const m of doc.all_models)

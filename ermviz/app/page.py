@@ -93,7 +93,6 @@ class Dashboard:
         self._parts: dict[str, _Part] = {}
         self._tabs: pn.Tabs | None = None
         self._sweep_results: Any = None
-        self._results_tab = pn.Column(sizing_mode="stretch_width", margin=0)
         self.initial_tab = "lessons"
         self.lesson: str | None = None
         self.controls_view = ControlsView(self.model)
@@ -160,7 +159,8 @@ class Dashboard:
     @property
     def sweep_results(self) -> Any:
         """The Results tab: a sweep's results folder (never part of the URL: see
-        :mod:`ermviz.app.results_model`); built when first asked for."""
+        :mod:`ermviz.app.results_model`); built when first asked for (by :meth:`tabs`:
+        not drawn until shown)."""
         if self._sweep_results is None:
             from ermviz.app.results_model import ResultsModel
             from ermviz.app.results_view import ResultsView
@@ -431,7 +431,7 @@ class Dashboard:
             ("Race", self._part("plots", build=False)),
             ("Teaching view", self._part("teaching", build=False)),
             ("Export", self._part("export", build=False)),
-            ("Results", self._results_tab),
+            ("Results", self.sweep_results.panel),
             dynamic=True,
             sizing_mode="stretch_width",
             active=TAB_INDEX[self.initial_tab],
@@ -449,8 +449,6 @@ class Dashboard:
         }
         if index in views:
             views[index].build()
-        elif index == TAB_INDEX["results"] and not self._results_tab.objects:
-            self._results_tab.objects = [self.sweep_results.panel]
 
     def panel(self) -> pn.viewable.Viewable:
         """The whole dashboard as one layout (for Jupyter; no template).
