@@ -127,10 +127,13 @@ _FW3 = "run=fw:exact&run=afw:exact&run=pfw:exact"
 
 LESSONS: tuple[Lesson, ...] = (
     # Measured (headless, the three runs racing on a loaded 2-core machine): PFW reaches
-    # 1e-8 at iteration 273 394 after 0.55 s of solver time, AFW at 398 426 after 0.77 s;
+    # 1e-8 at iteration 273 394 after 0.51 s of solver time, AFW at 398 426 after 0.65 s;
     # per decade from 1e-3 down PFW takes 35-60 k iterations, AFW 57-85 k (constant:
-    # linear); at PFW's 0.55 s FW is 5 300x above it, and ends at a best of 1.7e-5 (2.2 s of
-    # solver time; 3.9e-6 after 5 s alone, CLI).
+    # linear); at PFW's 0.51 s FW is 6 000x above it, and ends at its 2 000 000-iteration
+    # cap at a best of 1.0e-5 (3.2-3.5 s of solver time; the race took 9-11 s of wall time
+    # at load 2-4). The budget is iterations, not time: under load the three runs share
+    # the cores, and the former 5 s time cap ended the race with PFW at only 0.15-0.39 s
+    # of CPU time (issue 32); max_time only bounds a hang.
     Lesson(
         name="pairwise-wdbc",
         title="Pairwise FW converges, vanilla FW crawls",
@@ -140,7 +143,10 @@ LESSONS: tuple[Lesson, ...] = (
             "seconds of solver time. Vanilla FW can only add vertices: watch its gap flatten "
             "out around 1e-5 while the others are done."
         ),
-        query=("dataset=wdbc&problem=svm-dual&p.C=100&standardize=1&tol=1e-8&max_time=5&" + _FW3),
+        query=(
+            "dataset=wdbc&problem=svm-dual&p.C=100&standardize=1&tol=1e-8&max_iter=2000000"
+            "&max_time=30&" + _FW3
+        ),
         tab="race",
         promise=Promise(faster="PFW exact", slower="FW exact", factor=100.0, seconds=5.0),
         claims=(
@@ -308,9 +314,14 @@ LESSONS: tuple[Lesson, ...] = (
             Reaches("in under twenty Newton steps", "IPM newton", 1e-6, within=20),
         ),
     ),
-    # Measured (headless, loaded machine): at equal kernel evaluations (2.2e9, the end of
-    # SMO's 15 s) reduced CG's best relative gap is 2 800x below SMO's (2.4e-3 against
-    # 20); SMO is still at 4.8 after 20 s alone (CLI), CG converges at iteration 284.
+    # Measured (headless, load 4 on 2 cores): SMO counts 2n = 10 600 kernel evaluations an
+    # iteration, reduced CG about 1.4e7. At equal kernel evaluations CG's best relative gap
+    # is 10x below SMO's at 1e9, 216x at 1.5e9, 450x at 2e9 and 42 000x at 3e9 (3.2e-4
+    # against 13.5); SMO is still at 4.8 after 20 s alone (CLI), CG converges at iteration
+    # 284. The budget is iterations: SMO stops at 300 000 (3.18e9 kernel evaluations, 4.5 s
+    # of solver time, best 12.7), CG converges at 284 (6.6 s; 3.3e-7); the race took 27 s
+    # of wall time at load 4-5. A 15 s time cap ended SMO after only 4.8e8-1.95e9
+    # evaluations under load, before CG had fallen (issue 32); max_time only bounds a hang.
     Lesson(
         name="lssvm-banana",
         title="LS-SVM: SMO vs conjugate gradients on banana",
@@ -322,7 +333,8 @@ LESSONS: tuple[Lesson, ...] = (
             "matrix does not fit in memory (the x axis counts them)."
         ),
         query=(
-            "dataset=banana&problem=lssvm&p.C=10000&standardize=0&tol=1e-6&max_time=15"
+            "dataset=banana&problem=lssvm&p.C=10000&standardize=0&tol=1e-6&max_iter=300000"
+            "&max_time=120"
             "&run=smo:smo&run=cg-reduced:cg"
         ),
         tab="race",
