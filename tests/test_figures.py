@@ -11,8 +11,10 @@ import numpy as np
 import pytest
 from bokeh.models import ColumnDataSource, CustomJSTickFormatter, NoOverlap
 
+from ermviz.app import figure_style as style_mod
 from ermviz.app import figures as fig_mod
-from ermviz.app.figures import TEXT_STYLES, TracePlots, set_presentation
+from ermviz.app.figure_style import TEXT_STYLES, set_presentation
+from ermviz.app.figures import TeachingPlot, TracePlots
 
 
 def _series(n: int = 3):
@@ -60,10 +62,10 @@ def _run_formatter(code: str, ticks: list[float]) -> list[str]:
 @pytest.mark.browser
 def test_time_and_count_ticks_are_short_text():
     seconds = _run_formatter(
-        fig_mod.seconds_formatter().code, [0.0, 1.25e-4, 2.5e-4, 1.5e-3, 0.0123456, 2.0, 45.0]
+        style_mod.seconds_formatter().code, [0.0, 1.25e-4, 2.5e-4, 1.5e-3, 0.0123456, 2.0, 45.0]
     )
     assert seconds == ["0", "125 µs", "250 µs", "1.5 ms", "12.3 ms", "2 s", "45 s"]
-    counts = _run_formatter(fig_mod.count_formatter().code, [0, 1, 10, 500, 1500, 2e4, 3e6])
+    counts = _run_formatter(style_mod.count_formatter().code, [0, 1, 10, 500, 1500, 2e4, 3e6])
     assert counts == ["0", "1", "10", "500", "1.5k", "20k", "3M"]
 
 
@@ -75,9 +77,9 @@ def test_trace_axes_keep_their_labels_apart(log_x):
             assert isinstance(axis.major_label_policy, NoOverlap)
         (xaxis,) = fig.xaxis
         assert isinstance(xaxis.formatter, CustomJSTickFormatter)
-        want = fig_mod.seconds_formatter() if f == 1 else fig_mod.count_formatter()
+        want = style_mod.seconds_formatter() if f == 1 else style_mod.count_formatter()
         assert xaxis.formatter.code == want.code
-        assert xaxis.ticker.desired_num_ticks == fig_mod.X_TICKS
+        assert xaxis.ticker.desired_num_ticks == style_mod.X_TICKS
     # The legend sits in the corner the curves leave empty.
     assert plots.legend.location == ("bottom_left" if log_x else "top_right")
     assert [i.label.value for i in plots.legend.items] == ["run 0", "run 1", "run 2"]
@@ -107,12 +109,12 @@ def test_presentation_enlarges_text_and_lines_and_goes_back():
 
 
 def test_long_titles_wrap_and_vertex_labels_point_outwards():
-    title = fig_mod.TeachingPlot.TITLES["disc"].format(r=1.5)
-    wrapped = fig_mod.wrap_title(title)
+    title = TeachingPlot.TITLES["disc"].format(r=1.5)
+    wrapped = style_mod.wrap_title(title)
     lines = wrapped.split("\n")
-    assert len(lines) == 2 and all(len(line) <= fig_mod.TITLE_WRAP for line in lines)
+    assert len(lines) == 2 and all(len(line) <= style_mod.TITLE_WRAP for line in lines)
     assert " ".join(lines) == title
-    assert fig_mod.wrap_title("short") == "short"
+    assert style_mod.wrap_title("short") == "short"
     # A triangle: each label is pushed away from the centre, and anchored on that side.
     xy = np.array([[0.0, 0.0], [1.0, 0.0], [0.5, 0.9]])
     labels = fig_mod._vertex_labels(xy, ["e1", "e2", "e3"])

@@ -11,9 +11,7 @@ from __future__ import annotations
 
 import functools
 import math
-import textwrap
 import time
-import weakref
 from typing import Any, ClassVar
 
 import numpy as np
@@ -22,15 +20,12 @@ from bokeh.models import (
     CDSView,
     ColumnDataSource,
     CustomJS,
-    CustomJSTickFormatter,
     CustomJSTransform,
     DataRange1d,
-    GlyphRenderer,
     GroupFilter,
     HoverTool,
     Legend,
     LegendItem,
-    NoOverlap,
     Range1d,
 )
 from bokeh.palettes import Blues256, linear_palette
@@ -38,6 +33,14 @@ from bokeh.plotting import figure
 from bokeh.plotting.contour import contour_data
 from bokeh.transform import factor_mark, transform
 
+from ermviz.app.figure_style import (
+    TEXT_STYLES,
+    add_legend,
+    readable_axes,
+    set_presentation,
+    style_text,
+    wrap_title,
+)
 from ermviz.app.streaming import Geometry, RunSources
 
 #: Step types that can be marked on the certificate plots, with their marker.
@@ -65,103 +68,6 @@ STEP_LABELS = {
 PLOT_HEIGHT = 290
 #: Line alpha of a kept reference race's curves (the live ones are opaque).
 REF_ALPHA = 0.35
-#: Text sizes of the figures (title, axis labels, tick labels, legend) and the factor on
-#: line widths: ``normal`` reads at a desk, ``presentation`` from the back of a room
-#: (:func:`set_presentation`).
-TEXT_STYLES: dict[str, dict[str, Any]] = {
-    "normal": {"title": "12pt", "axis": "11pt", "ticks": "10pt", "legend": "10pt", "lines": 1.0},
-    "presentation": {
-        "title": "16pt",
-        "axis": "15pt",
-        "ticks": "14pt",
-        "legend": "13pt",
-        "lines": 2.0,
-    },
-}
-#: Characters per line of a title before it wraps (titles are never cut at the edge).
-TITLE_WRAP = 48
-#: Major ticks wanted on an x axis (Bokeh's default, 6, crowds a half-width plot).
-X_TICKS = 5
-
-# Seconds as short text: 250 µs, 1.5 ms, 2 s (ticks of the time axes). Bokeh's default
-# wrote 0.000125, 0.000250, ... that ran into each other on a race of a millisecond.
-_SECONDS_JS = """
-const a = Math.abs(tick);
-if (a === 0) { return "0"; }
-const units = [[1, "s"], [1e-3, "ms"], [1e-6, "\u00b5s"], [1e-9, "ns"]];
-let k = 0;
-while (k < units.length - 1 && a < units[k][0]) { k += 1; }
-const v = tick / units[k][0];
-return `${parseFloat(v.toPrecision(3))} ${units[k][1]}`;
-"""
-# Counts as short text: 500, 1.5k, 20k, 3M (ticks of the iteration and work axes).
-_COUNT_JS = """
-const a = Math.abs(tick);
-const units = [[1e9, "G"], [1e6, "M"], [1e3, "k"]];
-for (const [scale, suffix] of units) {
-  if (a >= scale) { return `${parseFloat((tick / scale).toPrecision(3))}${suffix}`; }
-}
-return `${parseFloat(tick.toPrecision(3))}`;
-"""
-
-
-def seconds_formatter() -> CustomJSTickFormatter:
-    """Tick labels of a time axis in s, ms, µs or ns with 3 significant digits."""
-    return CustomJSTickFormatter(code=_SECONDS_JS)
-
-
-def count_formatter() -> CustomJSTickFormatter:
-    """Tick labels of an iteration (or work) axis: 500, 1.5k, 20k, 3M."""
-    return CustomJSTickFormatter(code=_COUNT_JS)
-
-
-def wrap_title(text: str, width: int = TITLE_WRAP) -> str:
-    """``text`` on lines of at most ``width`` characters (Bokeh draws each line)."""
-    return "\n".join(textwrap.wrap(text, width)) if len(text) > width else text
-
-
-def readable_axes(fig: Any, x_kind: str = "") -> None:
-    """Axes whose tick labels never overlap: fewer x ticks, labels that would run into
-    each other are dropped (Bokeh's ``NoOverlap`` policy), and ``x_kind`` ``"seconds"``
-    or ``"count"`` writes the x ticks short (:func:`seconds_formatter`,
-    :func:`count_formatter`)."""
-    for axis in (*fig.xaxis, *fig.yaxis):
-        axis.major_label_policy = NoOverlap(min_distance=6)
-    for axis in fig.xaxis:
-        if hasattr(axis.ticker, "desired_num_ticks"):
-            axis.ticker.desired_num_ticks = X_TICKS
-        if x_kind == "seconds":
-            axis.formatter = seconds_formatter()
-        elif x_kind == "count":
-            axis.formatter = count_formatter()
-
-
-# Each glyph's own line width, before set_presentation scaled it.
-_BASE_WIDTHS: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
-
-
-def set_presentation(figures: Any, on: bool = True) -> None:
-    """Style ``figures`` (a figure or a list of them) for a room (``on``: larger titles,
-    axis and tick labels and legends, lines twice as wide) or for a desk (``on`` False,
-    the default style); callable again at any time, e.g. from a page's toggle."""
-    style = TEXT_STYLES["presentation" if on else "normal"]
-    figs = list(figures) if isinstance(figures, list | tuple) else [figures]
-    for fig in figs:
-        fig.title.text_font_size = style["title"]
-        for axis in (*fig.xaxis, *fig.yaxis):
-            axis.axis_label_text_font_size = style["axis"]
-            axis.major_label_text_font_size = style["ticks"]
-        for legend in fig.legend:
-            legend.label_text_font_size = style["legend"]
-            legend.glyph_width = int(20 * style["lines"])
-        for r in fig.renderers:
-            glyph = getattr(r, "glyph", None) if isinstance(r, GlyphRenderer) else None
-            width = getattr(glyph, "line_width", None)
-            if glyph is None or not isinstance(width, int | float):
-                continue
-            base = _BASE_WIDTHS.setdefault(glyph, float(width))
-            if glyph.line_width != base * style["lines"]:
-                glyph.line_width = base * style["lines"]
 
 
 def _figure(title: str, x_label: str, y_label: str, log_x: bool, log_y: bool, **kw: Any):
@@ -184,30 +90,8 @@ def _figure(title: str, x_label: str, y_label: str, log_x: bool, log_y: bool, **
         toolbar_location="above",
         **kw,
     )
-    _style_text(fig)
+    style_text(fig)
     return fig
-
-
-def _style_text(fig) -> None:
-    style = TEXT_STYLES["normal"]
-    fig.title.text_font_size = style["title"]
-    for axis in (*fig.xaxis, *fig.yaxis):
-        axis.axis_label_text_font_size = style["axis"]
-        axis.major_label_text_font_size = style["ticks"]
-
-
-def _legend(fig, items: list[LegendItem], location: str = "bottom_left") -> Legend:
-    """A legend in ``fig``; a click on an entry hides its lines. Bottom left by default:
-    the certificate curves start high and fall, so that corner is where they are not
-    (top right, they may stall or separate, e.g. maml-bias)."""
-    legend = Legend(items=items, click_policy="hide", location=location)
-    legend.label_text_font_size = TEXT_STYLES["normal"]["legend"]
-    legend.spacing = 0
-    legend.padding = 4
-    legend.background_fill_alpha = 0.75
-    legend.border_line_alpha = 0.4
-    fig.add_layout(legend)
-    return legend
 
 
 def _mirror_visible(renderers: list, attr: str, old: bool, new: bool) -> None:
@@ -433,7 +317,7 @@ class TracePlots:
         # Where the curves are not: they fall from the top left, so on log axes the
         # bottom left is empty; on linear ones they drop at once and run along the bottom.
         corner = "bottom_left" if log_x else "top_right"
-        self.legend = _legend(self.figures[0], [], corner)
+        self.legend = add_legend(self.figures[0], [], corner)
         # Which marker is which step (e.g. which steps were lazy), in the second plot; a
         # click on an entry hides that step's markers of every run.
         self.step_items: list[LegendItem] = []
@@ -452,7 +336,7 @@ class TracePlots:
                 self.step_items.append(
                     LegendItem(label=value(STEP_LABELS[step]), renderers=[proxy])
                 )
-            _legend(self.figures[1], self.step_items, corner)
+            add_legend(self.figures[1], self.step_items, corner)
         self.show([entry[0] for entry in series])
 
     @property
@@ -584,7 +468,7 @@ class TeachingPlot:
             toolbar_location="above",
             **ranges,
         )
-        _style_text(fig)
+        style_text(fig)
         if not zoom:
             # Room around the set for the vertex labels drawn beside its corners.
             fig.x_range.range_padding = fig.y_range.range_padding = 0.2

@@ -11,12 +11,9 @@ Errors a user can cause (bad data, a method that does not solve the chosen probl
 out-of-range value) never escape as exceptions: they become the status ``error`` of the
 runs they concern and a notification (:meth:`DashboardModel.notify`).
 
-The model's parts live beside it: :mod:`ermviz.app.runspec` (run specs and their
-settings), :mod:`ermviz.app.race` (slots, results rows, traces and exports),
-:mod:`ermviz.app.datasets` (dataset lists, presets, uploaded files),
-:mod:`ermviz.app.messages` (one-line messages, notifications) and :mod:`ermviz.app.references`
-(finished races kept as references, ``references``). Their names are importable
-from here as well.
+Its parts live beside it, their names importable from here too: ``runspec`` (run specs,
+settings), ``race`` (slots, results, traces, exports), ``datasets`` (lists, presets,
+uploads), ``messages`` (notifications) and ``references`` (races kept as references).
 """
 
 from __future__ import annotations
@@ -110,16 +107,13 @@ MAX_RUNS = len(PALETTE)
 #: Target duration of one solver chunk: small, so curves grow smoothly and pause/stop
 #: react within ~10 ms.
 CHUNK_SECONDS = 0.01
-#: Niceness of the solver threads relative to the server's event loop (see
-#: ``Run.thread_niceness``). Measured with chromium beside the server on 2 cores: at equal
-#: priority ~20 % of the CPU sat idle during a race (solver threads waiting for the GIL
-#: held by a descheduled event loop), at +5 about half of that.
+#: Niceness of the solver threads against the event loop (``Run.thread_niceness``): on 2
+#: cores with chromium beside the server, equal priority left ~20 % of the CPU idle in a
+#: race (threads waiting for the GIL of a descheduled event loop), +5 about half of that.
 SOLVER_NICENESS = 5
-#: Called by :meth:`DashboardModel.prepare` with the model and the race's (problem, method,
-#: step) keys before it builds the runs: the server's background warm-up
-#: (:func:`ermviz.app.warmup.wait_for_kernels`) installs it to make a race wait, shown as
-#: "compiling", for kernels being compiled in the background rather than compile them
-#: again in the server; None (the default): build at once.
+#: Set by the server's background warm-up (:func:`ermviz.app.warmup.wait_for_kernels`):
+#: a race's (problem, method, step) keys wait, shown as "compiling", for kernels compiled
+#: in the background, not compiled twice. None (default): build at once.
 KERNELS_GATE: Callable[[Any, list[tuple[str, str, str]]], None] | None = None
 
 #: Parameters that make up the shareable configuration (see :mod:`ermviz.app.urlstate`).
