@@ -35,6 +35,7 @@ from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from ermviz.errors import SettingError
+from ermviz.live import live_fit
 
 __all__ = [
     "ConstrainedLeastSquares",
@@ -653,64 +654,3 @@ class LSSVMRegressor(_LssvmMixin, _LinearRegressor):
         self.tol = tol
         self.max_iter = max_iter
         self.max_time = max_time
-
-
-# ---------------------------------------------------------------------------------------
-# A live fit in a notebook
-
-
-def live_fit(estimator: _RunEstimator, X: Any, y: Any, *, every: float = 0.1) -> _RunEstimator:
-    """Fit ``estimator`` on ``(X, y)`` while a Bokeh plot in the notebook shows its
-    certificate falling (log scale, against iterations), then return the fitted estimator.
-
-    In a Jupyter cell: ``model = live_fit(ConstrainedLogisticRegression(radius=5), X, y)``.
-    The run goes in a background thread (the runner's own, as in the dashboard); the plot
-    is pushed every ``every`` seconds with :func:`bokeh.io.push_notebook`. Outside a
-    notebook the fit simply runs (nothing is shown).
-    """
-    from bokeh.io import output_notebook, push_notebook, show
-    from bokeh.models import ColumnDataSource
-    from bokeh.plotting import figure
-
-    run = estimator._prepare(X, y)
-    kind = run.solver.certificate_kind
-    source = ColumnDataSource({"iteration": [], "certificate": []})
-    fig = figure(
-        title=f"{type(estimator).__name__}: {run.info.method}-{run.info.step}",
-        x_axis_label="iteration",
-        y_axis_label=kind,
-        y_axis_type="log",
-        height=300,
-        width=600,
-    )
-    fig.line("iteration", "certificate", source=source, line_width=2)
-    handle = None
-    try:
-        from IPython import get_ipython
-
-        if get_ipython() is not None and getattr(get_ipython(), "kernel", None) is not None:
-            output_notebook(hide_banner=True)
-            handle = show(fig, notebook_handle=True)
-    except ImportError:
-        pass
-
-    def refresh() -> None:
-        frame = run.trace.to_frame()
-        cert = frame["certificate"].to_numpy(dtype=float)
-        keep = np.flatnonzero(np.isfinite(cert) & (cert > 0))
-        if keep.size > 4000:  # a long run: every k-th row and the last, for the browser
-            keep = np.union1d(keep[:: keep.size // 2000], keep[-1:])
-        source.data = {
-            "iteration": frame["iteration"].to_numpy()[keep],
-            "certificate": cert[keep],
-        }
-        if handle is not None:
-            push_notebook(handle=handle)
-
-    run.start()
-    while not run.join(every):
-        if handle is not None:
-            refresh()
-    refresh()
-    estimator.live_figure_ = fig
-    return estimator._finish(run)
