@@ -802,13 +802,16 @@ def test_the_sidebar_shows_only_the_settings_that_apply():
     lazy.value = True
     assert "lazy_K" in _card_settings(pfw)
     assert "lazy_K" not in _card_settings(view.runs_column.objects[1])
-    # Full labels: the step rule's whole title, never cut.
+    # Option labels that fit the card (the rule's name and a brief phrase; a whole title
+    # needed 521 px of 369), the chosen option's whole title in the description.
     for card in view.runs_column.objects:
         method, step = card.objects[0], card.objects[1]
-        assert set(step.options) == {
-            f"{k}: {STEP_RULES[k].title}" for k in METHODS[method.value].step_rules
-        }
-    assert any(len(label) > 60 for label in step.options)
+        assert sorted(step.options.values()) == sorted(METHODS[method.value].step_rules)
+        for label, rule in step.options.items():
+            assert label.startswith(f"{rule}: ") and len(label) <= 44, label
+        assert step.description == f"{step.value}: {STEP_RULES[step.value].title}"
+        assert method.description == f"{method.value}: {METHODS[method.value].title}"
+    assert len(f"exact: {STEP_RULES['exact'].title}") > 60  # so the short label is shorter
 
     m.dataset = "toy-2d"  # logreg-l1 over the l1 ball
     label = lambda: next(k for k, v in view.problem_select.options.items() if v == m.problem)  # noqa: E731

@@ -306,11 +306,12 @@ class ControlsView(pn.viewable.Viewer):
             # The model fits the race to a new problem; a run set directly (Python API) that
             # still does not solve it is shown as is, and Start reports why it cannot run.
             methods = [*methods, spec.method]
-        # One select a row, full labels (a label cut at 60 characters read "exact: exact
-        # line search (c"); the chosen option's whole text is also its tooltip.
+        # One select a row; short option labels (the name and a brief phrase, that fit the
+        # card: the whole title, 82 characters, needed 521 px of its 369), the chosen
+        # option's whole text in the select's description (its tooltip).
         method = pn.widgets.Select(
             label="method",
-            options={f"{k}: {METHODS[k].title}": k for k in methods if k in METHODS},
+            options={_option_label(k, METHODS[k].title): k for k in methods if k in METHODS},
             value=spec.method,
             sizing_mode="stretch_width",
             description=f"{spec.method}: {METHODS[spec.method].title}",
@@ -409,8 +410,24 @@ def _has_stochastic_methods(problem: str) -> bool:
     )
 
 
+#: The longest option label a run card's select shows whole (about 6.4 px a character at
+#: the sidebar's font: 369 px of room on a card).
+OPTION_LABEL_CHARS = 44
+
+
+def _option_label(name: str, title: str, limit: int = OPTION_LABEL_CHARS) -> str:
+    """``name: title`` shortened to fit a run card's select: the title up to its first
+    parenthesis, then cut at a word with an ellipsis (the whole text is the description)."""
+    phrase = title.split(" (")[0].strip() or title
+    label = f"{name}: {phrase}"
+    if len(label) <= limit:
+        return label
+    cut = label[: limit - 1].rsplit(" ", 1)[0].rstrip(" ,;:")
+    return cut + "…"
+
+
 def _step_options(method: str) -> dict[str, str]:
-    return {f"{k}: {STEP_RULES[k].title}": k for k in METHODS[method].step_rules}
+    return {_option_label(k, STEP_RULES[k].title): k for k in METHODS[method].step_rules}
 
 
 #: What a setting's help may start with to say when it applies ("box: lower bound ..."),

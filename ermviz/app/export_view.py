@@ -73,7 +73,15 @@ class ExportView(pn.viewable.Viewer):
                 "`race` (`current`, `reference 1`, ...).",
                 sizing_mode="stretch_width",
             ),
-            pn.Row(self.csv_download, self.parquet_download, self.html_download, self.png_download),
+            # Wrapping: at 1280 px the PNG button sat beyond the main area (x 1142-1302).
+            pn.FlexBox(
+                self.csv_download,
+                self.parquet_download,
+                self.html_download,
+                self.png_download,
+                flex_wrap="wrap",
+                sizing_mode="stretch_width",
+            ),
             sizing_mode="stretch_width",
         )
 

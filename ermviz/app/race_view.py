@@ -122,24 +122,43 @@ class RaceView(pn.viewable.Viewer):
             "test_accuracy": ".4f",
             **{f"t<={eps:.0e}": ".3f" for eps in THRESHOLDS},
         }
-        head = "".join(f"<th>{html.escape(c)}</th>" for c in RESULT_COLUMNS)
+        # Fits the main area at 1280 px (16 columns cut beyond the scroll box before): a
+        # small font, headers that break after "_" and "<=", and each run's message on a
+        # full-width line of its own under its row (it wraps there).
+        columns = [c for c in RESULT_COLUMNS if c != "message"]
+
+        def header(c: str) -> str:
+            text = html.escape(c)
+            return text.replace("_", "_<wbr>").replace("&lt;=", "&lt;=<wbr>")
+
+        head = "".join(f"<th>{header(c)}</th>" for c in columns)
         body = []
         for result in self.model.result_rows():
             cells = []
-            for c in RESULT_COLUMNS:
+            for c in columns:
                 v = result[c]
                 text = fmt(v, formats[c]) if c in formats else html.escape(str(v))
                 style = f' style="border-left:6px solid {result["color"]}"' if c == "run" else ""
                 cells.append(f"<td{style}>{text}</td>")
             body.append("<tr>" + "".join(cells) + "</tr>")
+            message = str(result.get("message") or "")
+            if message:
+                body.append(
+                    f'<tr class="ermviz-message"><td colspan="{len(columns)}" '
+                    f'style="border-left:6px solid {result["color"]}">'
+                    f"message: {html.escape(message)}</td></tr>"
+                )
         return (
             '<div style="overflow-x:auto"><table class="ermviz-results" '
-            'style="border-collapse:collapse;font-size:0.85em;white-space:nowrap">'
+            'style="border-collapse:collapse;font-size:0.75em">'
             f"<thead><tr>{head}</tr></thead><tbody>{''.join(body)}</tbody></table></div>"
-            "<style>.ermviz-results th,.ermviz-results td{padding:3px 8px;"
-            "border-bottom:1px solid #ddd;text-align:right}"
-            ".ermviz-results td:nth-child(-n+3),.ermviz-results th:nth-child(-n+3),"
-            ".ermviz-results td:last-child{text-align:left}</style>"
+            "<style>.ermviz-results th,.ermviz-results td{padding:2px 4px;"
+            "border-bottom:1px solid #ddd;text-align:right;white-space:nowrap}"
+            ".ermviz-results th{white-space:normal;vertical-align:bottom}"
+            ".ermviz-results td:nth-child(-n+3),.ermviz-results th:nth-child(-n+3)"
+            "{text-align:left}"
+            ".ermviz-results tr.ermviz-message td{text-align:left;white-space:normal;"
+            "overflow-wrap:anywhere;color:#555}</style>"
         )
 
     def update_table(self) -> None:
