@@ -62,6 +62,7 @@ class OfflineFast(Fast):
     def __init__(self, **params: Any) -> None:
         super().__init__(**params)
         _pin_local_dist()
+        _keep_stylesheets_local()  # stylesheets patched in callbacks stay on the server
 
 
 # Named Fast too: Panel finds a design's own files (fast/js/fast_design.js) by class name.
@@ -105,15 +106,28 @@ def _local_stylesheet(stylesheet: Any, dist_url: str) -> None:
     and loading spinners it adds or updates later (a rebuilt sidebar, a pane updated
     during a race) link ``cdn.holoviz.org`` again; offline those requests fail. A ``data:``
     URL carries the same file, so no request leaves the page in any front end."""
-    from panel.io.resources import CDN_DIST, DIST_DIR
+    from panel.io.resources import CDN_DIST, DIST_DIR, LOCAL_DIST, use_cdn
     from panel.io.state import state
 
     url = str(getattr(stylesheet, "url", "") or "")
-    if not (pn.config.inline and url.startswith(CDN_DIST)):
+    if not url.startswith(CDN_DIST):
         return
     doc = state.curdoc
     if doc is not None and doc.session_context is not None:
-        return  # a served page: its server serves Panel's files
+        # A served page: its server serves Panel's files. A component built in a callback
+        # (a lesson's Load: new run cards) has its design's stylesheets patched against a
+        # model not yet in the document, so against the CDN (measured: loading.css asked
+        # 5 times of cdn.holoviz.org); point them back at the server's copy.
+        if use_cdn():
+            return
+        local = doc._template_variables.get("dist_url") or (
+            f"{state.rel_path}/{LOCAL_DIST}" if state.rel_path else LOCAL_DIST
+        )
+        if not str(local).startswith(CDN_DIST):
+            stylesheet.url = str(local) + url[len(CDN_DIST) :]
+        return
+    if not pn.config.inline:
+        return
     if url not in _data_urls:
         path = DIST_DIR / url[len(CDN_DIST) :].split("?")[0]
         if not path.is_file():
@@ -129,10 +143,12 @@ def _keep_stylesheets_local() -> None:
     Panel's components and themes call ``patch_stylesheet`` (imported by name into
     ``panel.reactive`` and ``panel.theme.base``) on every stylesheet they link; wrapping
     it there covers every component, ours and HoloViews' panes alike."""
+    import panel.io.resources
     import panel.reactive
     import panel.theme.base
 
-    for module in (panel.reactive, panel.theme.base):
+    # panel.io.resources too: a design's modifiers import it from there at call time.
+    for module in (panel.io.resources, panel.reactive, panel.theme.base):
         original = getattr(module, "patch_stylesheet", None)
         if original is None or getattr(original, "_ermviz_local", False):
             continue
