@@ -103,6 +103,42 @@ def test_a_key_on_other_data_waits_for_its_first_item_only(fake_state) -> None:
     assert warmup._needed({("logreg-l1", "fw", "exact")}, "wdbc") == []
 
 
+def test_a_race_far_down_the_plan_compiles_itself_instead_of_waiting(fake_state) -> None:
+    # Items beyond WAIT_AHEAD of the child's position: the race does not wait for them.
+    key = ("svm-dual", "afw", "exact")
+    far = len(fake_state.items) + warmup.WAIT_AHEAD
+    fake_state.items += [
+        warmup.Item("fw", k, f"filler {k}", ("svm-dual", "bpcg", "exact"), "toy-2d")
+        for k in range(far - len(fake_state.items))
+    ]
+    fake_state.items.append(warmup.Item("fw", far, "AFW exact on svm-dual (dense)", key, "toy-2d"))
+    model = DashboardModel(notifier=lambda level, message: None)
+    model.dataset = "toy-2d"
+    done = threading.Event()
+    waiter = threading.Thread(
+        target=lambda: (warmup.wait_for_kernels(model, [key]), done.set()), daemon=True
+    )
+    waiter.start()
+    assert done.wait(30)  # returns at once; the bound is against a hang
+    assert warmup.waiting_for(model) == []
+    # Once the child is within WAIT_AHEAD of it, the same race waits.
+    with fake_state.cond:
+        fake_state.compiled.update(range(far - warmup.WAIT_AHEAD))
+    done.clear()
+    waiter = threading.Thread(
+        target=lambda: (warmup.wait_for_kernels(model, [key]), done.set()), daemon=True
+    )
+    waiter.start()
+    deadline = time.monotonic() + 30
+    while not warmup.waiting_for(model) and time.monotonic() < deadline:
+        time.sleep(0.01)
+    assert warmup.waiting_for(model) == ["AFW exact on svm-dual (dense)"]
+    with fake_state.cond:
+        fake_state.compiled.add(far)
+        fake_state.cond.notify_all()
+    assert done.wait(30)
+
+
 def test_a_stopped_warm_up_releases_waiting_races(fake_state) -> None:
     model = DashboardModel(notifier=lambda level, message: None)
     model.dataset = "wdbc"

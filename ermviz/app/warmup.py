@@ -501,7 +501,8 @@ def wait_for_kernels(model: Any, keys: Sequence[tuple[str, str, str]]) -> None:
     """Block (a Start's worker thread) until the child has compiled every kernel of
     :func:`plan` whose (problem, method, step) is in ``keys``, or the warm-up ended, or the
     session closed. Meanwhile :func:`waiting_for` names them (the page shows "compiling").
-    Kernels outside the plan are not waited for (the race compiles them itself)."""
+    Kernels outside the plan, or more than :data:`WAIT_AHEAD` items ahead of the child,
+    are not waited for (the race compiles them itself)."""
     s = _STATE
     wanted = set(keys)
     dataset = getattr(model, "dataset", "")
@@ -509,12 +510,27 @@ def wait_for_kernels(model: Any, keys: Sequence[tuple[str, str, str]]) -> None:
         while True:
             if s.phase != "compiling" or s.stop.is_set() or getattr(model, "closed", False):
                 break
-            pending = [s.items[i].label for i in _needed(wanted, dataset) if i not in s.compiled]
-            if not pending:
+            pending_ids = [i for i in _needed(wanted, dataset) if i not in s.compiled]
+            # Wait only for kernels the child is on or about to reach: one far down the
+            # plan (an LS-SVM race while the child is still on the lessons' FW runs) would
+            # keep the race "compiling" for minutes; the race compiles it itself sooner.
+            if not pending_ids or min(pending_ids) > _next_item() + WAIT_AHEAD:
                 break
+            pending = [s.items[i].label for i in pending_ids]
             s.waiting[model] = pending
             s.cond.wait(0.5)
         s.waiting.pop(model, None)
+
+
+#: How many of the plan's items ahead of the child a race still waits for (beyond that
+#: it compiles its kernels itself).
+WAIT_AHEAD = 3
+
+
+def _next_item() -> int:
+    """Index of the first plan item the child has not finished (the one it is on)."""
+    s = _STATE
+    return next((i for i in range(len(s.items)) if i not in s.compiled), len(s.items))
 
 
 def _needed(wanted: set[tuple[str, str, str]], dataset: str) -> list[int]:
