@@ -379,7 +379,9 @@ def _recolor(glyph: Any, color: str) -> None:
 def _vertex_labels(xy: np.ndarray, text: list[str], gap: float = 8.0) -> dict[str, list]:
     """Each vertex label set outside the drawn set: offset (screen pixels) and anchored
     away from the vertices' centre, so it covers neither the set nor its edges."""
-    xy = np.asarray(xy, dtype=float)
+    xy = np.asarray(xy, dtype=float).reshape(-1, 2)
+    if xy.shape[0] == 0:  # no vertex (e.g. a set drawn without corners): no label
+        return {k: [] for k in ("x", "y", "text", "dx", "dy", "align", "baseline")}
     d = xy - xy.mean(axis=0)
     norm = np.linalg.norm(d, axis=1, keepdims=True)
     d = np.divide(d, norm, out=np.zeros_like(d), where=norm > 0)
