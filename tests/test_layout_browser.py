@@ -56,6 +56,20 @@ def _boxes(page, selector: str) -> list[dict]:
     return out
 
 
+def _wait_for_plots(page, count: int, what: str) -> None:
+    """Wait until ``count`` figures show with their canvases, then let the layout settle
+    (figures scale to the row's width once shown)."""
+    _wait(
+        lambda: (
+            len(_boxes(page, ".bk-Figure")) >= count
+            and len(_boxes(page, ".bk-Figure canvas")) >= count
+        ),
+        30,
+        what,
+    )
+    page.wait_for_timeout(800)
+
+
 def _check_nothing_clipped(page, width: int, where: str) -> int:
     main = page.locator("#main").first.bounding_box()
     assert main is not None and main["x"] + main["width"] <= width + _TOLERANCE
@@ -89,11 +103,13 @@ def test_no_plot_is_cut_off_at_common_window_widths(server: str, browser, width:
         )
         ARTIFACTS.mkdir(exist_ok=True)
         page.get_by_text("Race", exact=True).first.click()
-        page.wait_for_timeout(800)
+        _wait_for_plots(page, 2, "the Race tab's plots")
         page.screenshot(path=str(ARTIFACTS / f"layout-race-{width}.png"), full_page=True)
         assert _check_nothing_clipped(page, width, f"race tab at {width} px") >= 2
+        # Tabs are built when first shown: the teaching view draws the finished race now
+        # (seconds on a loaded machine), so wait for its plots as a user would.
         page.get_by_text("Teaching view", exact=True).first.click()
-        page.wait_for_timeout(800)
+        _wait_for_plots(page, 2, "the teaching view's plots")
         page.screenshot(path=str(ARTIFACTS / f"layout-teaching-{width}.png"), full_page=True)
         # The feasible set and its zoom, side by side (both in the window, same row).
         assert _check_nothing_clipped(page, width, f"teaching view at {width} px") == 2
