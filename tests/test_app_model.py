@@ -658,6 +658,64 @@ def test_start_over_the_lessons_gallery_shows_the_race_tab():
     dash.model.stop(wait=2.0)
 
 
+def test_notebook_start_over_the_lessons_gallery_sends_the_plotted_sources():
+    # In a notebook, Start on the opening Lessons tab builds the Race tab's figures; they
+    # must reach the page in the patch it is sent, or the streamed rows go to sources the
+    # page does not have (the plots stayed empty: a frozen hold around launch in a
+    # notebook kept the new figures out of the patch).
+    import json
+
+    from bokeh.document import Document
+    from panel.io.state import set_curdoc
+    from pyviz_comms import Comm
+
+    from ermviz.app import Dashboard
+
+    sent: list[str] = []
+
+    class OpenComm(Comm):  # a notebook output's comm, open, recording what it sends
+        def send(self, data=None, metadata=None, buffers=None):
+            if isinstance(data, str):
+                sent.append(data)
+
+    dash = Dashboard(make_model(max_time=0.3, tol=1e-12))
+    comm = OpenComm()
+    comm._comm = True
+    doc = Document()
+    root = dash.panel()
+    doc.add_root(root.get_root(doc, comm=comm))
+    doc.hold()  # as a notebook output's document is
+    with set_curdoc(doc):  # as during a notebook widget's callback
+        dash.start_sync()
+    for slot in dash.model.slots:
+        slot.run.join(30)
+    dash.streamer.pull()
+    messages = [json.loads(text) for text in sent if text.startswith("{")]
+    defined = set()  # the ids of the models the page has been sent
+
+    def walk(node):
+        if isinstance(node, dict):
+            if node.get("type") == "object" and "id" in node:
+                defined.add(node["id"])
+            for value in node.values():
+                walk(value)
+        elif isinstance(node, list):
+            for value in node:
+                walk(value)
+
+    walk(messages)
+    streamed = {
+        e["model"]["id"]
+        for m in messages
+        for e in m.get("events", [])
+        if e.get("kind") == "ColumnsStreamed"
+    }
+    traces = {src.trace.id for src in dash.streamer.sources}
+    assert len(traces) == len(dash.model.slots) == 3
+    assert traces <= defined, "the plotted sources never reached the page"
+    assert traces <= streamed, "no rows streamed to the page's sources"
+
+
 def _lesson_spec(name: str) -> dict:
     """What lesson ``name`` declares, read from its query string (not through urlstate)."""
     from urllib.parse import parse_qsl
