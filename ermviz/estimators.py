@@ -25,6 +25,7 @@ back. Sparse ``X`` stays CSR. Example::
 from __future__ import annotations
 
 import warnings
+from abc import ABCMeta, abstractmethod
 from typing import Any, ClassVar
 
 import numpy as np
@@ -49,18 +50,20 @@ __all__ = [
 ]
 
 
-class _RunEstimator(BaseEstimator):
+class _RunEstimator(BaseEstimator, metaclass=ABCMeta):
     """Shared ``fit``: data -> Dataset -> the family's problem -> a run to ``tol``."""
 
     _problem_name: ClassVar[str] = ""
     _classifier: ClassVar[bool] = False
 
     # -- what each class declares ------------------------------------------------------
+    @abstractmethod
     def _problem_settings(self) -> dict[str, Any]:
-        raise NotImplementedError
+        """The family problem's settings from this estimator's parameters."""
 
+    @abstractmethod
     def _set_model(self, problem: Any, x: np.ndarray) -> None:
-        raise NotImplementedError
+        """The fitted attributes (``coef_``, ...) from the solver's final iterate ``x``."""
 
     # -- sklearn plumbing ----------------------------------------------------------------
     def __sklearn_tags__(self):
