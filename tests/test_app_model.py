@@ -659,10 +659,10 @@ def test_start_over_the_lessons_gallery_shows_the_race_tab():
 
 
 def test_notebook_start_over_the_lessons_gallery_sends_the_plotted_sources():
-    # In a notebook, Start on the opening Lessons tab builds the Race tab's figures; they
-    # must reach the page in the patch it is sent, or the streamed rows go to sources the
-    # page does not have (the plots stayed empty: a frozen hold around launch in a
-    # notebook kept the new figures out of the patch).
+    # In a notebook, Start on the opening Lessons tab shows the Race tab; its figures must
+    # be in the page (displayed with the output, or in a patch it is sent since), or the
+    # streamed rows go to sources the page does not have (the plots stayed empty: a frozen
+    # hold around launch in a notebook kept figures built on Start out of the patch).
     import json
 
     from bokeh.document import Document
@@ -685,13 +685,14 @@ def test_notebook_start_over_the_lessons_gallery_sends_the_plotted_sources():
     root = dash.panel()
     doc.add_root(root.get_root(doc, comm=comm))
     doc.hold()  # as a notebook output's document is
+    shown = {m.id for m in doc.models}  # what the output was rendered with
     with set_curdoc(doc):  # as during a notebook widget's callback
         dash.start_sync()
     for slot in dash.model.slots:
         slot.run.join(30)
     dash.streamer.pull()
     messages = [json.loads(text) for text in sent if text.startswith("{")]
-    defined = set()  # the ids of the models the page has been sent
+    defined = set(shown)  # the ids of the models the page has: displayed or sent since
 
     def walk(node):
         if isinstance(node, dict):

@@ -164,19 +164,30 @@ def _keep_stylesheets_local() -> None:
 _warming: list[threading.Thread] = []
 
 
+def warm_default_race() -> None:
+    """Build the dashboard's default race and advance each of its runs a few steps, in
+    this thread: numba then has every kernel of that race compiled (or loaded from its
+    on-disk cache), so a Start that follows plots at once."""
+    from ermviz.app.model import DashboardModel
+    from ermviz.app.warmup import STEPS
+
+    for slot in DashboardModel(notifier=lambda level, message: None).prepare():
+        if slot.run is not None:
+            slot.run.solver.advance(STEPS, STEPS)
+
+
 def warm_in_background() -> None:
-    """Build the dashboard's default race once, on a thread of its own (once per process):
-    a notebook's kernel then has the data and numba's kernels loaded before the first
-    Start (measured cold: 5.7 s to build that race in a fresh process; ``panel serve``
-    does the same with ``--setup ermviz/app/warmup.py``)."""
+    """:func:`warm_default_race` on a thread of its own (once per process): a notebook's
+    kernel then has the data and numba's kernels loaded before the first Start (measured
+    cold: 5.7 s to build that race in a fresh process, and on a fresh install, whose
+    on-disk cache is empty, the kernels' compilation on top; ``panel serve`` does the same
+    with ``--setup ermviz/app/warmup.py``)."""
     if _warming:
         return
 
     def work() -> None:
-        from ermviz.app.model import DashboardModel
-
         try:
-            DashboardModel(notifier=lambda level, message: None).prepare()
+            warm_default_race()
         except Exception:  # only a slower first Start: the Start itself reports any error
             pass
 
