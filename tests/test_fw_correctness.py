@@ -2,10 +2,11 @@
 
 On a1a and breast-cancer, for both problems (svm-dual, logreg-l1):
 
-* every method with a line search (armijo, exact, adaptive) reaches certificate <= 1e-6:
+* every method with a line search (armijo, exact, adaptive) reaches certificate <= 1e-6
+  (vanilla FW on a1a's logistic regression 1e-5, see ``VANILLA_TOL``):
   away-step and pairwise FW converge linearly (Lacoste-Julien & Jaggi 2015) and meet the
   cvxpy objective to 1e-6 relative; vanilla FW converges at O(1/k), needs millions of
-  iterations here (seconds each with the SVM dual's Gram-column cache, up to about two
+  iterations here (seconds each with the SVM dual's Gram-column cache, about a minute
   minutes on a1a's logistic regression) and meets the cvxpy objective to the certified
   1e-6 absolute (relative 1e-6 on a1a's SVM dual, f* = 1.55e-3, would take ~1000x more);
 * the open-loop rules ``diminishing`` (2/(k+2)) and ``nonconvex`` (1/sqrt(k+1)), and the
@@ -90,12 +91,19 @@ def _diameter_sq(pb) -> float:
     return 2.0 if isinstance(pb, SvmDual) else (2.0 * pb.radius) ** 2
 
 
-#: The vanilla-FW cases that must reach 1e-6 on a1a run 10^5-10^6 iterations: seconds
-#: each, measured on 2 shared cores (tests/conftest.py spreads them over the xdist workers).
+#: The certified tolerance every converging combination must reach, and the looser one of
+#: vanilla FW on a1a's logistic regression: at O(1/k) 1e-6 took it 10.3M iterations and up
+#: to 436 s of the suite on CI (a third of a worker's time); 1e-5 makes the same claims
+#: (converged, certificate >= f - f* at every row, f* met to the certificate) in ~10x less.
+TOL = 1e-6
+VANILLA_TOL = {"a1a-logreg": 1e-5}
+
+#: The vanilla-FW cases on a1a run 10^5-10^6 iterations: seconds each, measured on 2
+#: shared cores (tests/conftest.py spreads them over the xdist workers).
 LONG_SECONDS = {
-    ("adaptive", "fw", "a1a-logreg"): 180,
-    ("exact", "fw", "a1a-logreg"): 150,
-    ("armijo", "fw", "a1a-logreg"): 45,
+    ("adaptive", "fw", "a1a-logreg"): 70,
+    ("exact", "fw", "a1a-logreg"): 35,
+    ("armijo", "fw", "a1a-logreg"): 15,
     ("adaptive", "fw", "a1a-svm"): 35,
     ("armijo", "fw", "a1a-svm"): 35,
     ("exact", "fw", "a1a-svm"): 25,
@@ -119,13 +127,14 @@ def _cases() -> list:
 @pytest.mark.parametrize("case, method, step", _cases())
 def test_against_cvxpy(references, case, method, step):
     pb, fstar = references[case]
-    solver = build_solver(pb, method, step, {}, tol=1e-6)
+    tol = VANILLA_TOL.get(case, TOL) if method == "fw" else TOL
+    solver = build_solver(pb, method, step, {}, tol=tol)
     converging = (method, step) in CONVERGING
     max_iter = (50_000_000 if method == "fw" else 400_000) if converging else CAP
     # The iteration cap is the claim; the time budget only guards against a hang. Solver
     # time is wall time of the solver's thread: the suite's other worker (browsers, Jupyter
     # servers) stretched vanilla FW on a1a (470 s idle, 10.3M iterations) past 400 s.
-    run = Run(solver, Budget(tol=1e-6, max_iter=max_iter, max_time=3000))
+    run = Run(solver, Budget(tol=tol, max_iter=max_iter, max_time=3000))
     run.run()
     frame = run.frame()
     f = frame["objective"].to_numpy()
@@ -141,11 +150,11 @@ def test_against_cvxpy(references, case, method, step):
     assert pb.certificate(x) == pytest.approx(gap[-1], rel=1e-6, abs=1e-12)
     if converging or run.status == "converged":
         assert run.status == "converged", run.message
-        assert gap[-1] <= 1e-6
+        assert gap[-1] <= tol
         if method == "fw":
-            # O(1/k): the certified gap 1e-6 is all vanilla FW delivers at this budget. On
-            # a1a's SVM dual (f* = 1.55e-3) 1e-6 relative would take ~1000x the iterations.
-            assert f[-1] == pytest.approx(fstar, abs=1e-6)
+            # O(1/k): the certified gap is all vanilla FW delivers at this budget. On a1a's
+            # SVM dual (f* = 1.55e-3) 1e-6 relative would take ~1000x the iterations.
+            assert f[-1] == pytest.approx(fstar, abs=tol)
         else:
             assert f[-1] == pytest.approx(fstar, rel=1e-6)
     else:
