@@ -8,7 +8,7 @@ On a1a and breast-cancer, for both problems (svm-dual, logreg-l1):
   cvxpy objective to 1e-6 relative; vanilla FW converges at O(1/k), needs millions of
   iterations here (seconds each with the SVM dual's Gram-column cache, about a minute
   on a1a's logistic regression) and meets the cvxpy objective to the certified
-  1e-6 absolute (relative 1e-6 on a1a's SVM dual, f* = 1.55e-3, would take ~1000x more);
+  tolerance, absolute (relative 1e-6 on a1a's SVM dual, f* = 1.55e-3, would take ~1000x more);
 * the open-loop rules ``diminishing`` (2/(k+2)) and ``nonconvex`` (1/sqrt(k+1)), and the
   ``short`` rule with the global L, stop at a documented iteration cap: at 1e-6 they
   would need ~1e9 or more iterations (measured: AFW + short on a1a's SVM dual is at gap
