@@ -127,3 +127,35 @@ def test_long_titles_wrap_and_vertex_labels_point_outwards():
         assert cos == pytest.approx(1.0)
     assert labels["align"] == ["right", "left", "center"]
     assert labels["baseline"] == ["top", "top", "bottom"]
+
+
+def test_the_dashboards_presentation_box_restyles_every_shown_figure():
+    # The page's toggle (the race's plot options): the race's figures and the teaching
+    # view's take the room's style at once, keep it when rebuilt, and go back.
+    from ermviz.app import Dashboard
+
+    dash = Dashboard()
+    dash.model.dataset = "toy-2d"  # a teaching preset: the teaching view draws the set
+    dash.race_view.build()
+    dash.teaching_view.build()
+    box = next(
+        w
+        for w in dash.race_view.plot_options
+        if getattr(w, "name", "") == "presentation (large text and lines)"
+    )
+    normal, room = TEXT_STYLES["normal"], TEXT_STYLES["presentation"]
+
+    def titles() -> set[str]:
+        teaching = dash.teaching_view.teaching_plot
+        assert teaching is not None, "toy-2d draws its feasible set"
+        figs = [*dash.race_view.figures, *teaching.layout()]
+        return {f.title.text_font_size for f in figs}
+
+    assert titles() == {normal["title"]}
+    box.value = True
+    assert dash.model.presentation
+    assert titles() == {room["title"]}
+    dash.model.log_x = not dash.model.log_x  # new figures: they keep the room's style
+    assert titles() == {room["title"]}
+    box.value = False
+    assert titles() == {normal["title"]}

@@ -194,6 +194,9 @@ class DashboardModel(param.Parameterized):
         default="time_s", objects=["time_s", "cpu_s"], doc="Solver wall time or thread CPU time"
     )
     show_steps = param.Boolean(default=False, doc="Mark away, pairwise and drop steps")
+    presentation = param.Boolean(
+        default=False, doc="Larger text and lines on the figures, to be read across a room"
+    )
     x_axis = param.Selector(
         default="iteration",
         objects=["iteration"],

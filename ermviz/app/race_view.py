@@ -68,6 +68,7 @@ class RaceView(pn.viewable.Viewer):
         self.reference_buttons = self._build_reference_buttons()
         model.param.watch(self._on_race_options, ["log_x", "time_basis", "show_steps", "x_axis"])
         model.param.watch(self._on_references, ["references"])
+        model.param.watch(self._on_presentation, ["presentation"])
         model.param.watch(lambda *_: self._update_reference_note(), ["revision"])
 
     def __panel__(self) -> pn.viewable.Viewable:
@@ -183,6 +184,9 @@ class RaceView(pn.viewable.Viewer):
             pn.widgets.Select.from_param(
                 m.param.x_axis, name="x of the iteration plots", width=200
             ),
+            pn.widgets.Checkbox.from_param(
+                m.param.presentation, label="presentation (large text and lines)"
+            ),
             sizing_mode="stretch_width",
         )
         self.plot_box = pn.Row(sizing_mode="stretch_width")
@@ -214,6 +218,11 @@ class RaceView(pn.viewable.Viewer):
                     self._rebuild_plots()
         except Exception as exc:
             self.model.notify(f"plot options: {one_line(exc)}")
+
+    def _on_presentation(self, *events: Any) -> None:
+        if self.built:
+            with pn.io.hold():  # one message for every figure's text and lines
+                self._trace_plots.set_presentation(self.model.presentation)
 
     def certificate_kind(self) -> str:
         return PROBLEMS[self.model.problem].certificate_kind
@@ -257,6 +266,8 @@ class RaceView(pn.viewable.Viewer):
             work_label="" if m.x_axis == "iteration" else m.work_label(m.x_axis),
             references=refs,
         )
+        if m.presentation:
+            self._trace_plots.set_presentation(True)
         self._show_race()
         self.plot_box.objects = [
             # Two plots per row on wide screens, one on narrow ones (flex-wrap); the

@@ -22,6 +22,7 @@ import panel as pn
 from ermviz import data as data_mod
 from ermviz.app.boundary import BoundaryPlot
 from ermviz.app.datasets import BUNDLED
+from ermviz.app.figure_style import set_presentation
 from ermviz.app.figures import TeachingPlot
 from ermviz.app.model import DashboardModel, is_teachable
 from ermviz.app.streaming import Streamer, geometry_for
@@ -59,8 +60,24 @@ class TeachingView(pn.viewable.Viewer):
             ],
         )
 
+        model.param.watch(lambda *_: self._style_figures(), ["presentation"])
+
     def __panel__(self) -> pn.viewable.Viewable:
         return self.layout
+
+    def _style_figures(self) -> None:
+        """The shown plot's text and lines, for a desk or for a room (the model's
+        ``presentation``)."""
+        figures = (
+            self.teaching_plot.layout()
+            if self.teaching_plot is not None
+            else self.boundary_plot.figures
+            if self.boundary_plot is not None
+            else []
+        )
+        if figures:
+            with pn.io.hold():
+                set_presentation(figures, self.model.presentation)
 
     def build(self) -> None:
         """Draw the view (once): it is about to show. Until then the model's changes
@@ -113,6 +130,8 @@ class TeachingView(pn.viewable.Viewer):
     def _show_teaching(self, plot: TeachingPlot | BoundaryPlot | None, live: bool) -> None:
         self.teaching_plot = plot if isinstance(plot, TeachingPlot) else None
         self.boundary_plot = plot if isinstance(plot, BoundaryPlot) else None
+        if plot is not None and self.model.presentation:
+            self._style_figures()
         if plot is not None or self.teaching_row.objects:
             # (Setting an empty row again would still re-render it.)
             self.teaching_row.objects = _teaching_panes(plot) if plot else []
