@@ -195,6 +195,8 @@ class EstimatorSolver(Solver):
     def advance(self, max_rows: int, stop_at: int) -> tuple[np.ndarray, int]:
         if self._done is not None:
             return self._done
+        if max_rows <= 0:  # no row asked for (the kernel always writes at least one)
+            return np.zeros((0, len(self.columns))), int(self.istate[k.I_STATUS])
         w_in = time.perf_counter()
         c_in = time.thread_time()
         self.istate[k.I_STOP_AT] = stop_at
@@ -462,6 +464,8 @@ class GlmFrankWolfeSolver(Solver):
         )
 
     def advance(self, max_rows: int, stop_at: int) -> tuple[np.ndarray, int]:
+        if max_rows <= 0:  # no row asked for (the kernel always writes at least one)
+            return self._rec[:0], int(self.istate[k.I_STATUS])
         if max_rows > self._rec.shape[0]:
             self._rec = np.empty((max(max_rows, 2 * self._rec.shape[0]), len(self.columns)))
         self.istate[k.I_STOP_AT] = stop_at
