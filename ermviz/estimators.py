@@ -19,7 +19,8 @@ back. Sparse ``X`` stays CSR. Example::
     model = make_pipeline(StandardScaler(), ConstrainedLogisticRegression(radius=5.0))
     model.fit(X_train, y_train).score(X_test, y_test)
 
-:func:`live_fit` fits an estimator in a notebook while a plot shows its certificate fall.
+:func:`ermviz.app.live_fit` fits one in a notebook while the dashboard's plots show its
+certificate fall.
 """
 
 from __future__ import annotations
@@ -36,7 +37,6 @@ from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import check_is_fitted, validate_data
 
 from ermviz.errors import SettingError
-from ermviz.live import live_fit
 
 __all__ = [
     "ConstrainedLeastSquares",
@@ -46,7 +46,6 @@ __all__ = [
     "LSSVMRegressor",
     "PLQClassifier",
     "PLQRegressor",
-    "live_fit",
 ]
 
 

@@ -328,11 +328,18 @@ def test_pipeline_and_parallel_grid_search():
 
 
 def test_live_fit_returns_the_fitted_estimator_and_draws_the_certificate():
+    from ermviz.app import live_fit
+
     ds = load_dataset("wdbc")
     X = StandardScaler().fit_transform(ds.X)
-    est = E.live_fit(E.ConstrainedLogisticRegression(radius=5.0, method="pfw"), X, ds.y)
+    est = live_fit(E.ConstrainedLogisticRegression(radius=5.0, method="pfw"), X, ds.y)
     assert est.status_ == "converged" and est.certificate_ <= est.tol
-    drawn = est.live_figure_.renderers[0].data_source.data
-    cert = np.asarray(drawn["certificate"])
-    assert len(cert) > 2 and cert[-1] == est.certificate_
-    assert cert[-1] < cert[0]
+    # The dashboard's two certificate plots, fed from the run's trace (thinned).
+    assert len(est.live_figures_) == 2
+    for fig in est.live_figures_:
+        drawn = [r.data_source.data for r in fig.renderers if "certificate" in r.data_source.data]
+        cert = np.asarray(drawn[0]["certificate"])
+        assert len(cert) > 2 and cert[-1] == pytest.approx(est.certificate_, rel=1e-12)
+        assert cert[-1] < cert[0]
+        its = np.asarray(drawn[0]["iteration"])
+        assert its[0] == 0 and its[-1] == est.n_iter_

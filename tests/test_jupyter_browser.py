@@ -13,6 +13,7 @@ asserted), and types a bad tol to see a toast. Every request the page makes goes
 
 from __future__ import annotations
 
+import itertools
 import json
 import os
 import re
@@ -39,6 +40,20 @@ TOKEN = "ermviz-test"
 # executed headless by tests/test_notebooks.py only.
 BROWSER_NOTEBOOKS = [p for p in NOTEBOOKS if not p.name.startswith("02_")]
 README_NOTEBOOK = "readme_snippet.ipynb"
+# A live fit (ermviz.app.live_fit) in a notebook of its own: vanilla FW, a few seconds.
+LIVE_FIT_NOTEBOOK = "live_fit.ipynb"
+LIVE_FIT_CELL = """\
+from sklearn.preprocessing import StandardScaler
+
+from ermviz.app import live_fit
+from ermviz.data import load_dataset
+from ermviz.estimators import ConstrainedLogisticRegression
+
+ds = load_dataset("wdbc")
+X = StandardScaler().fit_transform(ds.X)
+model = live_fit(ConstrainedLogisticRegression(radius=5.0, method="fw", tol=3e-6), X, ds.y)
+print(model.status_, model.n_iter_)
+"""
 
 
 def _missing() -> str | None:
@@ -100,7 +115,7 @@ RUN_NEW_CELL_JS = f"""async (source) => {{
 }}"""
 # For a failure message: per Bokeh document, its trace sources' names and lengths; and the
 # dashboard's race and run statuses as shown.
-DOCS_JS = """() => (window.Bokeh ? Bokeh.documents : []).map((doc) => doc.all_models
+DOCS_JS = """() => (window.Bokeh ? Bokeh.documents : []).map((doc) => Array.from(doc.all_models)
   .filter((m) => m.name && /^(trace:|idle:trace)/.test(m.name))
   .map((m) => m.name + "=" + (m.get_length() ?? 0)).join(","))"""
 STATUS_JS = """() => Array.from(document.querySelectorAll(".race-status-text, .run-status"))
@@ -199,6 +214,10 @@ def root(tmp_path_factory: pytest.TempPathFactory) -> Path:
         "language": "python",
     }
     nbformat.write(nb, root / README_NOTEBOOK)
+    live = nbformat.v4.new_notebook()
+    live.cells = [nbformat.v4.new_code_cell(LIVE_FIT_CELL)]
+    live.metadata["kernelspec"] = nb.metadata["kernelspec"]
+    nbformat.write(live, root / LIVE_FIT_NOTEBOOK)
     return root
 
 
@@ -386,3 +405,31 @@ def test_readme_snippet_in_notebook7(notebook7: str, browser) -> None:
 def test_dashboard_notebook_in_notebook7(notebook7: str, browser) -> None:
     first = next(p for p in NOTEBOOKS if _holds_dashboard(p))
     _check_notebook(browser, notebook7, "notebook", first.name, dashboard=True)
+
+
+def test_live_fit_in_jupyterlab(lab: str, browser) -> None:
+    # The estimator's certificate plotted live while the cell runs (the dashboard's plots,
+    # pushed over Panel's comm), offline, with no error or warning in the cell.
+    s = Session(browser, lab, "lab", LIVE_FIT_NOTEBOOK)
+    try:
+        # Not awaited: the command's promise resolves only once the cell has run.
+        s.page.evaluate("() => { jupyterapp.commands.execute('notebook:run-all-cells'); }")
+        s.page.wait_for_timeout(500)
+        seen: list[int] = []
+        deadline = time.perf_counter() + 300
+        while not s.page.evaluate(RAN_ALL_JS) and time.perf_counter() < deadline:
+            rows = s.trace_rows()
+            seen.append(rows[0] if rows else 0)
+            s.page.wait_for_timeout(250)
+        s.page.wait_for_timeout(1500)
+        final = s.trace_rows()
+        assert s.bad_outputs() == [], s.bad_outputs()
+        assert "converged" in s.cell_text(0), s.cell_text(0)
+        grew = sum(1 for a, b in itertools.pairwise(seen) if b > a)
+        assert grew >= 2, f"the plot grew {grew} times while the cell ran: {seen}"
+        assert final and final[0] > 2 and final[0] >= max(seen), (final, seen)
+        print(f"live fit: plotted rows while running {seen[-8:]}, final {final}")
+        assert sorted(set(s.foreign)) == [], "the live fit asked other hosts"
+        assert not [e for e in s.errors if "is not defined" in e], s.errors
+    finally:
+        s.close()

@@ -25,7 +25,8 @@ Views:
 
 And :mod:`ermviz.app.warmup` fills numba's on-disk cache before the first click.
 
-And :mod:`ermviz.app.notebook` loads what a notebook needs, offline.
+And :mod:`ermviz.app.notebook` loads what a notebook needs, offline; :mod:`ermviz.app.live`
+fits an estimator in a notebook cell while the dashboard's plots show it.
 
 Serve it with ``panel serve app.py`` from the repository root; in Jupyter::
 
@@ -41,6 +42,7 @@ from typing import TYPE_CHECKING, Any
 from ermviz.app.model import DashboardModel, RunSpec, Slot
 
 if TYPE_CHECKING:
+    from ermviz.app.live import live_fit
     from ermviz.app.notebook import notebook_extension
     from ermviz.app.page import Dashboard
 
@@ -50,6 +52,7 @@ __all__ = [
     "RunSpec",
     "Slot",
     "build_dashboard",
+    "live_fit",
     "notebook_extension",
 ]
 
@@ -60,6 +63,10 @@ def __getattr__(name: str) -> Any:
         from ermviz.app import page
 
         return getattr(page, name)
+    if name == "live_fit":
+        from ermviz.app.live import live_fit
+
+        return live_fit
     if name == "notebook_extension":
         from ermviz.app.notebook import notebook_extension
 

@@ -183,9 +183,7 @@ class DashboardModel(param.Parameterized):
         default=False,
         doc="Keep every iterate and slow the runs down for the teaching view (2-D/3-D problems)",
     )
-    step_delay = param.Number(
-        default=0.03, bounds=(0.0, 1.0), doc="Seconds between teaching-view steps"
-    )
+    step_delay = param.Number(0.03, bounds=(0.0, 1.0), doc="Seconds between teaching-view steps")
     specs = param.List(default=[], item_type=RunSpec, doc="The racing runs")
 
     # View options (not part of a shared link's meaning, but of the session's state).
@@ -194,9 +192,7 @@ class DashboardModel(param.Parameterized):
         default="time_s", objects=["time_s", "cpu_s"], doc="Solver wall time or thread CPU time"
     )
     show_steps = param.Boolean(default=False, doc="Mark away, pairwise and drop steps")
-    presentation = param.Boolean(
-        default=False, doc="Larger text and lines on the figures, to be read across a room"
-    )
+    presentation = param.Boolean(default=False, doc="Larger figure text and lines, for a room")
     x_axis = param.Selector(
         default="iteration",
         objects=["iteration"],

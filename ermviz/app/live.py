@@ -1,0 +1,118 @@
+"""A live fit in a notebook: an :mod:`ermviz.estimators` estimator fits while the
+dashboard's own plots (:class:`~ermviz.app.figures.TracePlots`: certificate against
+iterations and against solver time) show its certificate fall in the cell.
+
+The run advances on the runner's background thread, as in the dashboard; the cell's
+thread pulls its new rows into the plots' sources with the dashboard's thinning
+(:class:`~ermviz.app.streaming.RunSources`) and pushes them to the page over Panel's comm,
+as the dashboard in a notebook does (:func:`panel.io.push_notebook`; Bokeh's own
+``push_notebook`` needs a JupyterLab extension this product does not install).
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any, TypeVar
+
+import numpy as np
+
+if TYPE_CHECKING:
+    from ermviz.estimators import _RunEstimator
+
+Estimator = TypeVar("Estimator", bound="_RunEstimator")
+
+#: Seconds between two pushes of new rows to the page (the dashboard's refresh period).
+PUSH_SECONDS = 0.35
+
+
+def _in_a_notebook() -> bool:
+    try:
+        from IPython import get_ipython
+    except ImportError:
+        return False
+    shell = get_ipython()
+    return shell is not None and getattr(shell, "kernel", None) is not None
+
+
+def _views_of(viewable: Any) -> list[tuple[Any, Any]]:
+    """(document, comm) of each display of ``viewable`` in the notebook."""
+    import panel as pn
+
+    return [pn.state._views[ref][2:] for ref in viewable._models if ref in pn.state._views]
+
+
+def live_fit(estimator: Estimator, X: Any, y: Any, *, every: float = PUSH_SECONDS) -> Estimator:
+    """Fit ``estimator`` on ``(X, y)`` while the dashboard's plots in the notebook cell
+    show its certificate falling (log axes, against iterations and solver time), then
+    return the fitted estimator.
+
+    In a Jupyter cell::
+
+        from ermviz.app import live_fit
+        from ermviz.estimators import ConstrainedLogisticRegression
+        model = live_fit(ConstrainedLogisticRegression(radius=5.0), X, y)
+
+    ``every`` is the seconds between two updates of the plots. The figures stay on the
+    estimator as ``live_figures_`` (a list of Bokeh figures). Outside a notebook the fit
+    runs and the figures are filled, with nothing shown. In a notebook where
+    :func:`~ermviz.app.notebook_extension` has not run yet, it runs first (inline
+    JavaScript: the plots show offline).
+    """
+    from bokeh.models import ColumnDataSource
+
+    from ermviz.app.figures import TracePlots
+    from ermviz.app.race import PALETTE, Slot
+    from ermviz.app.streaming import RunSources
+
+    run = estimator._prepare(X, y)
+    label = f"{type(estimator).__name__} ({run.info.method}, {run.info.step})"
+    slot = Slot(0, label, PALETTE[0], run.info.method, run.info.step, {}, run=run)
+    sources = RunSources(0)
+    sources.bind(slot)
+    best = ColumnDataSource({"best": [np.nan]})
+    plots = TracePlots(
+        [(label, PALETTE[0], sources.trace, sources.objective, sources.band)],
+        best,
+        certificate_kind=run.solver.certificate_kind,
+    )
+    plots.show([label])
+    figures = plots.figures[:2]  # certificate vs iterations and vs solver time
+    for fig in figures:
+        fig.width, fig.height = 460, 320
+    shown = None
+    if _in_a_notebook():
+        import panel as pn
+        from IPython.display import display
+
+        if not pn.extension._loaded:
+            from ermviz.app.notebook import notebook_extension
+
+            notebook_extension()  # Panel's and Bokeh's JavaScript, inline: offline
+        shown = pn.Row(*(pn.pane.Bokeh(fig) for fig in figures))
+        display(shown)
+        views = _views_of(shown)
+        for doc, _ in views:
+            if not doc.callbacks.hold_value:
+                doc.hold("combine")  # changes wait for push(), as in Panel's own outputs
+
+    def refresh() -> None:
+        sources.pull()
+        if shown is None:
+            return
+        from panel.io.notebook import push
+
+        for doc, comm in views:
+            # The kernel is busy with this cell until the fit ends, so the page cannot
+            # open the output's comm (Panel's own push then waits for the kernel's event
+            # loop, which waits for the cell): open it from the kernel's side, and send
+            # the changes held on the output's document.
+            if not comm._comm:
+                comm.init()
+            push(doc, comm)
+
+    slot.started = True
+    run.start()
+    while not run.join(every):
+        refresh()
+    refresh()
+    estimator.live_figures_ = figures
+    return estimator._finish(run)
