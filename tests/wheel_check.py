@@ -23,6 +23,7 @@ an empty ``ERMVIZ_CACHE``, ``ERMVIZ_OFFLINE=1`` and no ``PYTHONPATH``):
    interpreter) a browser sees that title on the rendered page.
 5. Each estimator class of ``ermviz.estimators.__all__`` fits a bundled set (wdbc for
    classifiers, sk-diabetes for regressors, standardized) and scores well above chance.
+6. Every import line of the shipped notebooks runs, and ``from ermviz.app import live_fit``.
 
 Exits 0 when all hold, else 1 with one line per failure.
 """
@@ -223,6 +224,36 @@ def check_runs(venv: Path, cwd: Path, env: dict[str, str], failures: list[str]) 
         )
 
 
+def notebook_imports() -> list[str]:
+    """The import statements of the shipped notebooks' code cells, in order, once each."""
+    import ast
+
+    lines: dict[str, None] = {}
+    for path in sorted((REPO / "notebooks").glob("*.ipynb")):
+        for cell in json.loads(path.read_text(encoding="utf-8"))["cells"]:
+            if cell["cell_type"] != "code":
+                continue
+            try:
+                tree = ast.parse("".join(cell["source"]))
+            except SyntaxError:  # a cell with IPython syntax: not Python the check reads
+                continue
+            for node in ast.walk(tree):
+                if isinstance(node, ast.Import | ast.ImportFrom):
+                    lines[ast.unparse(node)] = None
+    return list(lines)
+
+
+def check_notebook_imports(venv: Path, cwd: Path, env: dict[str, str], failures: list) -> None:
+    """Every import the shipped notebooks make works from the wheel (and live_fit, the
+    estimators' notebook helper, is importable where the README says)."""
+    code = "\n".join([*notebook_imports(), "from ermviz.app import live_fit"])
+    proc = run([str(venv / "bin" / "python"), "-c", code], cwd=cwd, env=env)
+    if proc.returncode != 0:
+        failures.append(f"the notebooks' imports fail from the wheel: {proc.stderr[-300:]}")
+    else:
+        log(f"the notebooks' {code.count(chr(10)) + 1} import lines work from the wheel")
+
+
 def free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
@@ -420,6 +451,8 @@ def main(argv: list[str] | None = None) -> int:
         took("install checks")
         check_runs(venv, cwd, env, failures)
         took("runs")
+        check_notebook_imports(venv, cwd, env, failures)
+        took("notebook imports")
         browser = args.browser and Path(CHROMIUM).exists()
         if args.browser and not browser:
             if os.environ.get("CI"):  # under CI nothing is skipped (as in tests/conftest.py)
