@@ -130,7 +130,7 @@ def test_long_titles_wrap_and_vertex_labels_point_outwards():
 
 
 def test_the_dashboards_presentation_box_restyles_every_shown_figure():
-    # The page's toggle (the race's plot options): the race's figures and the teaching
+    # The page's toggle (in the toolbar): the race's figures and the teaching
     # view's take the room's style at once, keep it when rebuilt, and go back.
     from ermviz.app import Dashboard
 
@@ -138,11 +138,8 @@ def test_the_dashboards_presentation_box_restyles_every_shown_figure():
     dash.model.dataset = "toy-2d"  # a teaching preset: the teaching view draws the set
     dash.race_view.build()
     dash.teaching_view.build()
-    box = next(
-        w
-        for w in dash.race_view.plot_options
-        if getattr(w, "name", "") == "presentation (large text and lines)"
-    )
+    box = dash.presentation_toggle  # in the toolbar, beside Start
+    assert box.name == "Presentation" and box in dash.toolbar_layout.objects[0].objects
     normal, room = TEXT_STYLES["normal"], TEXT_STYLES["presentation"]
 
     def titles() -> set[str]:

@@ -183,6 +183,14 @@ class Dashboard:
         self.pause_button.on_click(g("pause")(self.toggle_pause))
         self.stop_button.on_click(g("stop")(self.stop))
         self.reset_button.on_click(g("reset")(self.reset))
+        # For a room: larger text and thicker lines on every figure (race, teaching view).
+        self.presentation_toggle = pn.widgets.Toggle.from_param(
+            self.model.param.presentation,
+            name="Presentation",
+            button_type="primary",
+            button_style="outline",
+            width=130,
+        )
         self.race_text = LiveHTML("", margin=(12, 6), css_classes=["race-status"])
         self.status_strip = LiveHTML("", sizing_mode="stretch_width", margin=(0, 10))
         # The race's outcome in words, on a line of its own (a sentence per run).
@@ -195,6 +203,7 @@ class Dashboard:
                 self.stop_button,
                 self.reset_button,
                 *self.race_view.reference_buttons,
+                self.presentation_toggle,
                 self.race_text,
                 sizing_mode="stretch_width",
             ),

@@ -184,9 +184,6 @@ class RaceView(pn.viewable.Viewer):
             pn.widgets.Select.from_param(
                 m.param.x_axis, name="x of the iteration plots", width=200
             ),
-            pn.widgets.Checkbox.from_param(
-                m.param.presentation, label="presentation (large text and lines)"
-            ),
             sizing_mode="stretch_width",
         )
         self.plot_box = pn.Row(sizing_mode="stretch_width")
