@@ -187,8 +187,8 @@ class Dashboard:
         self.presentation_toggle = pn.widgets.Toggle.from_param(
             self.model.param.presentation,
             name="Presentation",
-            button_type="primary",
-            button_style="outline",
+            color="primary",
+            variant="outline",
             width=130,
         )
         self.race_text = LiveHTML("", margin=(12, 6), css_classes=["race-status"])

@@ -494,6 +494,11 @@ def _at_exit() -> None:
 
     stop()
     stop_all(wait=0.3)
+    # The warm-up thread ends after the kernel it is loading: let it, briefly, rather than
+    # have a daemon thread inside numba while the interpreter tears down.
+    thread = _STATE.thread
+    if thread is not None and thread is not threading.current_thread():
+        thread.join(5.0)
     gc.freeze()
 
 
