@@ -24,15 +24,6 @@ Estimator = TypeVar("Estimator", bound="_RunEstimator")
 PUSH_SECONDS = 0.35
 
 
-def _in_a_notebook() -> bool:
-    try:
-        from IPython import get_ipython
-    except ImportError:
-        return False
-    shell = get_ipython()
-    return shell is not None and getattr(shell, "kernel", None) is not None
-
-
 def _views_of(viewable: Any) -> list[tuple[Any, Any]]:
     """(document, comm) of each display of ``viewable`` in the notebook."""
     import panel as pn
@@ -60,6 +51,7 @@ def live_fit(estimator: Estimator, X: Any, y: Any, *, every: float = PUSH_SECOND
     from bokeh.models import ColumnDataSource
 
     from ermviz.app.figures import TracePlots
+    from ermviz.app.notebook import in_notebook_kernel, notebook_extension
     from ermviz.app.race import PALETTE, Slot
     from ermviz.app.streaming import RunSources
 
@@ -79,13 +71,12 @@ def live_fit(estimator: Estimator, X: Any, y: Any, *, every: float = PUSH_SECOND
     for fig in figures:
         fig.width, fig.height = 460, 320
     shown = None
-    if _in_a_notebook():
+    if in_notebook_kernel():
         import panel as pn
         from IPython.display import display
+        from panel.io.notebook import push
 
         if not pn.extension._loaded:
-            from ermviz.app.notebook import notebook_extension
-
             notebook_extension()  # Panel's and Bokeh's JavaScript, inline: offline
         shown = pn.Row(*(pn.pane.Bokeh(fig) for fig in figures))
         display(shown)
@@ -98,8 +89,6 @@ def live_fit(estimator: Estimator, X: Any, y: Any, *, every: float = PUSH_SECOND
         sources.pull()
         if shown is None:
             return
-        from panel.io.notebook import push
-
         for doc, comm in views:
             # The kernel is busy with this cell until the fit ends, so the page cannot
             # open the output's comm (Panel's own push then waits for the kernel's event

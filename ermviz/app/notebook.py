@@ -196,17 +196,22 @@ def warm_in_background() -> None:
     thread.start()
 
 
+def in_notebook_kernel() -> bool:
+    """True when this code runs in a Jupyter kernel (a notebook's outputs can show)."""
+    try:
+        from IPython import get_ipython
+    except ImportError:
+        return False
+    return getattr(get_ipython(), "kernel", None) is not None
+
+
 def _load_notyf() -> None:
     """Define ``window.Notyf`` (the toasts' library, shipped in Panel's dist) in the page.
 
     notyf.min.js declares ``var Notyf``; Panel's inline load runs each library inside a
     function, where that declaration stays local, so ``window.Notyf`` was never defined and
     no toast showed ("Notyf is not defined"). Here the global is set explicitly."""
-    try:
-        from IPython import get_ipython
-    except ImportError:
-        return
-    if getattr(get_ipython(), "kernel", None) is None:  # not a notebook's kernel
+    if not in_notebook_kernel():
         return
     from IPython.display import publish_display_data
     from panel.io.notebook import LOAD_MIME
