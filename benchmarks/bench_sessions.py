@@ -18,7 +18,11 @@ A real server (``make serve``'s command and environment, read from ``make -n`` a
   ``--window`` seconds; time to a shown page per page (median, p95, worst) and the server's
   CPU seconds per new page (``/proc/<pid>/stat`` utime + stime over the opening, divided
   by N; "net" subtracts the racing sessions' CPU rate measured just before);
-* the server's exit after SIGTERM while two sessions race.
+* the server's exit after SIGTERM while two sessions race;
+* a **reference**: a minimal Panel page (``reference_page.py``: the same template and
+  design, one button) served the same way, fresh pages in turn and the largest N within
+  the window; the dashboard's figures divided by its (what Panel, Bokeh and chromium cost
+  on this machine before any of ermviz's content).
 
 A page is *shown* when the dashboard's race status (``.race-status-text``, in the
 toolbar) is rendered. Everything runs on the server's cores (chromium too), so the
@@ -78,6 +82,8 @@ from tornado.httpclient import HTTPRequest  # noqa: E402
 HTTPRequest._DEFAULTS.update(connect_timeout=300.0, request_timeout=300.0)
 
 RESULTS = HERE / "results" / "bench_sessions.txt"
+#: The least a page of this kind costs (same Panel, template and design; one button).
+REFERENCE_APP = HERE / "reference_page.py"
 #: The element whose rendering marks a page as shown: the toolbar's race status.
 SHOWN = ".race-status-text"
 #: Sources whose first row is a plotted point (ermviz.app.streaming names them kind:run_id).
@@ -103,9 +109,15 @@ def server_command(port: int) -> tuple[dict[str, str], list[str]]:
 class Server:
     """``make serve`` as a subprocess on a free port, its output in a log file."""
 
-    def __init__(self, overrides: dict[str, str] | None = None, tag: str = "server") -> None:
+    def __init__(
+        self, overrides: dict[str, str] | None = None, tag: str = "server", app: Path | None = None
+    ) -> None:
         self.port = free_port()
         env, cmd = server_command(self.port)
+        if app is not None:  # another app file (the reference page) on the same command
+            setup = cmd.index("--setup") if "--setup" in cmd else None  # (no warm-up)
+            cmd = [c for i, c in enumerate(cmd) if setup is None or i not in (setup, setup + 1)]
+            cmd = [str(app) if c.endswith("app.py") else c for c in cmd]
         env.update({"ERMVIZ_OFFLINE": "1", "PYTHONUNBUFFERED": "1", **(overrides or {})})
         self.log_path = Path(tempfile.mkstemp(prefix=f"bench-sessions-{tag}-", suffix=".log")[1])
         self._log = open(self.log_path, "w")  # (closed in stop())
@@ -113,7 +125,7 @@ class Server:
         self.proc = subprocess.Popen(
             cmd, cwd=REPO, env=env, stdout=self._log, stderr=subprocess.STDOUT
         )
-        self.url = f"http://127.0.0.1:{self.port}/app"
+        self.url = f"http://127.0.0.1:{self.port}/{(app.stem if app else 'app')}"
 
     @property
     def pid(self) -> int:
@@ -283,6 +295,30 @@ def racing_sessions(url: str, m: int) -> list[BokehClientSession]:
     return sessions
 
 
+def reference_pages(idle_pages: int, n: int, window: float, timeout: float) -> dict:
+    """The reference page (:data:`REFERENCE_APP`) served like the dashboard: median
+    seconds to shown and server CPU over ``idle_pages`` fresh pages in turn, then ``n``
+    pages within ``window`` s (the N-pages cell with no race)."""
+    server = Server(tag="reference", app=REFERENCE_APP)
+    try:
+        server.wait_http(120)
+        open_pages(server.url, 1, timeout=timeout)  # (the first page: imports, caches)
+        idle = []
+        for _ in range(idle_pages):
+            c0 = cpu_seconds(server.pid)
+            [t] = open_pages(server.url, 1, timeout=timeout)
+            time.sleep(0.3)
+            idle.append((t, cpu_seconds(server.pid) - c0))
+        burst = level(server, n, 0, window, timeout)
+    finally:
+        server.stop()
+    return {
+        "shown": statistics.median(t for t, _ in idle),
+        "cpu": statistics.median(c for _, c in idle),
+        "burst": burst,
+    }
+
+
 def level(server: Server, n: int, m: int, window: float, timeout: float) -> dict:
     """One (N, M) cell of the matrix."""
     racers = racing_sessions(server.url, m)
@@ -427,6 +463,24 @@ def main(argv: list[str] | None = None) -> int:
                 f"{statistics.median(cpus):.2f} s",
             )
         )
+
+        rep.emit()
+        rep.emit(
+            f"REFERENCE: A MINIMAL PANEL PAGE ({REFERENCE_APP.name}: the same template, one "
+            f"button; {idle_pages} fresh pages in turn, then {max(ns)} within {window:g} s)"
+        )
+        ref = reference_pages(idle_pages, max(ns), window, timeout=120 if not quick else 60)
+        ours = {"shown": statistics.median(times), "cpu": statistics.median(cpus)}
+        rep.emit(
+            table(
+                ["page", "idle shown median (s)", "server CPU/page (s)",
+                 f"{max(ns)} pages: shown", "median (s)", "worst (s)"],
+                [["reference", ref["shown"], ref["cpu"], ref["burst"]["shown"],
+                  ref["burst"]["median"], ref["burst"]["worst"]],
+                 ["dashboard / reference", ours["shown"] / ref["shown"],
+                  ours["cpu"] / ref["cpu"], "", "", ""]],
+            )
+        )  # fmt: skip
 
         rep.emit()
         rep.emit("START TO FIRST PLOTTED POINT (a bokeh.client session per lesson)")

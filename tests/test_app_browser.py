@@ -224,6 +224,8 @@ def _open(page: Page, url: str) -> None:
     page.goto(url, timeout=60_000)
     page.wait_for_function("() => window.Bokeh && Bokeh.documents.length > 0", timeout=60_000)
     page.locator(".run-status-empty").first.wait_for(timeout=30_000)
+    # The sidebar follows the page's first render (ermviz.app.page.Dashboard.template).
+    page.locator(".ermviz-controls").first.wait_for(timeout=30_000)
 
 
 def _wait(predicate, timeout: float, what: str, poll: float = 0.2):

@@ -53,12 +53,19 @@ def test_quick_mode_writes_a_well_formed_report(tmp_path: Path) -> None:
     text = out.read_text()
     assert text == proc.stdout.split(f"written to {out}")[0], "the file is what was printed"
     titles = ["COLD LAUNCH", "WARM SERVER", "FRESH PAGE ON THE IDLE SERVER",
-              "START TO FIRST PLOTTED POINT", "N FRESH PAGES", "SHUTDOWN", "CHECKS"]  # fmt: skip
+              "REFERENCE: A MINIMAL PANEL PAGE", "START TO FIRST PLOTTED POINT",
+              "N FRESH PAGES", "SHUTDOWN", "CHECKS"]  # fmt: skip
     for title in titles:
         assert f"\n{title}" in text, title
     [idle] = _rows(text, "FRESH PAGE ON THE IDLE SERVER")
     median, best, worst, cpu = map(_number, idle)
     assert 0 < best <= median <= worst and cpu > 0
+    ref, ratio = _rows(text, "REFERENCE: A MINIMAL PANEL PAGE")
+    assert ref[0] == "reference" and _number(ref[1]) > 0 and _number(ref[2]) > 0, ref
+    assert ref[3] == "1/1", ref  # the reference page was shown too
+    # The ratios are the dashboard's figures divided by the reference's.
+    assert math.isclose(_number(ratio[3]), median / _number(ref[1]), rel_tol=0.01), ratio
+    assert math.isclose(_number(ratio[4]), cpu / _number(ref[2]), rel_tol=0.01), ratio
     from ermviz.app.lessons import FIRST_LESSON
 
     [lesson] = _rows(text, "START TO FIRST PLOTTED POINT")

@@ -176,6 +176,7 @@ class ControlsView(pn.viewable.Viewer):
             self.runs_column,
             self.add_button,
             sizing_mode="stretch_width",
+            css_classes=["ermviz-controls"],  # (a served page adds it after its first render)
         )
 
     def _dataset_groups(self) -> dict[str, dict[str, str]]:

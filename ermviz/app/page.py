@@ -521,9 +521,16 @@ class Dashboard:
 
     def template(self) -> pn.template.FastListTemplate:
         """The served page: controls in the sidebar, toolbar and tabs in the main area."""
+        sidebar: Any = self.controls
+        if _served():
+            # The sidebar (about 200 of the page's 360 Bokeh models) follows the first
+            # render: the toolbar, the lesson and the plots show first (measured, a fresh
+            # page showed in 3.6-3.8 s instead of 4.7-5.7 s, benchmarks/bench_sessions.py).
+            sidebar = pn.Column(sizing_mode="stretch_width", margin=0)
+            pn.state.onload(lambda: setattr(sidebar, "objects", [self.controls]))
         return pn.template.FastListTemplate(
             title="ermviz · FW race lab",
-            sidebar=[self.controls],
+            sidebar=[sidebar],
             # The loaded lesson (title, what to watch) right under the Start button and
             # above the plots: the first screen says what to do and what to look at.
             main=[
