@@ -30,8 +30,8 @@ import numpy as np
 from ermviz.base import Solver, StepRuleSpec
 from ermviz.errors import SettingError
 from ermviz.families.cso.problem import InvariantLogregProblem
+from ermviz.families.lazy import kernel_module
 from ermviz.settings import Setting
-from solvers import cso as k
 from solvers.tags import (
     BASE_COLUMNS,
     STATUS_CONVERGED,
@@ -43,6 +43,8 @@ from solvers.tags import (
     STEP_NONE,
     STEP_SGD,
 )
+
+k = kernel_module("solvers.cso", globals())
 
 REFERENCES = {
     "bsgd": "Hu, Chen & He, NeurIPS 2020, Algorithm 1 (BSGD)",

@@ -22,8 +22,10 @@ from dataclasses import dataclass
 import numpy as np
 
 from ermviz.errors import SettingError
+from ermviz.families.lazy import kernel_module
 from ermviz.settings import Setting
-from solvers import sets
+
+sets = kernel_module("solvers.sets", globals())
 
 CONSTRAINTS = ("l1", "l2", "box", "ksparse")
 

@@ -30,10 +30,13 @@ from ermviz.families.frank_wolfe.variants import (
     step_params_of,
     uses_variants_kernel,
 )
+from ermviz.families.lazy import KernelConstant, kernel_module
 from ermviz.settings import Setting
-from solvers import fw, steps
-from solvers.gram_cache import new_gram_cache
-from solvers.linalg import as_kernel_matrix
+
+fw = kernel_module("solvers.fw", globals())
+steps = kernel_module("solvers.steps", globals())
+gram_cache = kernel_module("solvers.gram_cache", globals())
+linalg = kernel_module("solvers.linalg", globals())
 
 STEP_RULES: dict[str, StepRuleSpec] = {
     "diminishing": StepRuleSpec(
@@ -150,7 +153,7 @@ class FrankWolfeSolver(Solver):
         Stop when the FW gap is at most ``tol``.
     """
 
-    columns = fw.FW_RECORD_COLUMNS
+    columns = KernelConstant("solvers.fw", "FW_RECORD_COLUMNS")
     certificate_kind = "fw_gap"
 
     def __init__(
@@ -177,11 +180,11 @@ class FrankWolfeSolver(Solver):
         self._call(self._rec[:0])
 
     def _init_svm(self, pb: SvmDual, cache_mb: float) -> None:
-        self._X = as_kernel_matrix(pb.X)
+        self._X = linalg.as_kernel_matrix(pb.X)
         self.x = pb.initial_point()
         self._w = pb.w_of(self.x)
         self._g = np.zeros(pb.n)
-        self._cache = new_gram_cache(pb.n, cache_mb)
+        self._cache = gram_cache.new_gram_cache(pb.n, cache_mb)
         self._xj = np.zeros(self._w.shape[0])
         self._call = lambda rec: fw.svm_dual_advance(*self._args_svm(rec))
 
@@ -207,7 +210,7 @@ class FrankWolfeSolver(Solver):
     def _init_logreg(self, pb: LogregL1) -> None:
         # The kernel walks the columns of X: hand it X^T row by row (CSR of X^T).
         XT = pb.X.T.tocsr() if sp.issparse(pb.X) else np.ascontiguousarray(pb.X.T)
-        self._X = as_kernel_matrix(XT)
+        self._X = linalg.as_kernel_matrix(XT)
         self.mu = pb.initial_atoms()
         self.x = pb.radius * (self.mu[0::2] - self.mu[1::2])
         self._z = pb.margins(self.x)

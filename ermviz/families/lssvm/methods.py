@@ -30,10 +30,12 @@ import numpy as np
 from ermviz.base import MethodSpec, Solver, StepRuleSpec
 from ermviz.errors import SettingError
 from ermviz.families.common import solver_factory
+from ermviz.families.lazy import KernelConstant, kernel_module
 from ermviz.families.lssvm.problem import LssvmProblem
 from ermviz.settings import Setting
-from solvers import lssvm as k
-from solvers.tags import STATUS_RUNNING
+from solvers.tags import PAIR_CODES, STATUS_RUNNING
+
+k = kernel_module("solvers.lssvm", globals())
 
 REFERENCES = {
     "cg-two-system": "Suykens, Lukas, Van Dooren, De Moor & Vandewalle, ECCTD 1999",
@@ -98,7 +100,7 @@ def _advise(products: int):
 class LssvmSolver(Solver):
     """Shared set-up of the three methods: kernel data, cache, state and record buffer."""
 
-    columns = k.COLUMNS
+    columns = KernelConstant("solvers.lssvm", "COLUMNS")
     certificate_kind = "rel_duality_gap"
     summary_columns = ("kernel_evals", "kernel_computed")
     #: Products with Q per iteration (0: SMO, which needs two kernel columns).
@@ -267,7 +269,7 @@ class SmoSolver(LssvmSolver):
 
     def __init__(self, problem: LssvmProblem, step: str, settings: dict[str, Any], tol: float):
         super().__init__(problem, step, settings, tol)
-        self.istate[k.I_PAIR] = k.PAIR_CODES[settings["pair"]]
+        self.istate[k.I_PAIR] = PAIR_CODES[settings["pair"]]
         n = problem.n
         self._ci, self._cj = np.zeros(n), np.zeros(n)
         # Without the whole matrix, an LRU cache of kernel columns within kernel_cache_mb
@@ -324,7 +326,7 @@ METHODS: dict[str, MethodSpec] = {
                 "choice",
                 "max-violating",
                 "working pair: the maximal violating pair, or j chosen by second-order gain",
-                choices=tuple(k.PAIR_CODES),
+                choices=tuple(PAIR_CODES),
             ),
         ),
         REFERENCES["smo"],

@@ -52,6 +52,7 @@ import numpy as np
 
 from ermviz.base import MethodSpec, Problem, Solver, StepRuleSpec
 from ermviz.errors import SettingError
+from ermviz.families.lazy import kernel_module
 from ermviz.families.plq.certificate import (
     CERTIFICATE_SETTINGS,
     MAG_FRESH,
@@ -74,7 +75,6 @@ from ermviz.families.plq.packing import (
 from ermviz.families.plq.problem import PlqProblem
 from ermviz.families.scaling import scaling_notices as shared_scaling_notices
 from ermviz.settings import Setting, resolve_settings
-from solvers import rehline as kern
 from solvers.tags import (
     BASE_COLUMNS,
     STATUS_CONVERGED,
@@ -84,6 +84,8 @@ from solvers.tags import (
     STEP_CD,
     STEP_NONE,
 )
+
+kern = kernel_module("solvers.rehline", globals())
 
 
 # ---- feature scales ---------------------------------------------------------------------

@@ -38,7 +38,7 @@ from ermviz.families.tufw.solvers import (
     TufwSolver,
 )
 from ermviz.settings import Setting
-from solvers import tufw as k
+from solvers.tags import OPEN_LOOP_CODES, TAYLOR_CODES
 
 # -- settings and step rules --------------------------------------------------------------
 K_SETTING = Setting(
@@ -67,7 +67,7 @@ STEP_RULES: dict[str, StepRuleSpec] = {
                 "auto",
                 "the open-loop gamma_k capping the step: 2/(k+2), 1/sqrt(k+1), 1/sqrt(K+1) "
                 "or 1; auto = 2/(k+2) on convex problems, 1/sqrt(k+1) on non-convex ones",
-                choices=("auto", *k.OPEN_LOOP_CODES),
+                choices=("auto", *OPEN_LOOP_CODES),
             ),
         ),
         "Xiong & Freund, (B-6)",
@@ -142,7 +142,7 @@ RULE_SETTING = Setting(
     "choice",
     "dbd-sqrtk",
     "Taylor-point rule: sbd-sqrtk, dbd-sqrtk, sbd-k4, dbd-k4",
-    choices=tuple(k.TAYLOR_CODES),
+    choices=tuple(TAYLOR_CODES),
 )
 
 

@@ -28,10 +28,12 @@ import scipy.sparse as sp
 from ermviz.base import Problem, Solver
 from ermviz.errors import SettingError
 from ermviz.families.frank_wolfe.problems import LogregL1
+from ermviz.families.lazy import KernelConstant, kernel_module
 from ermviz.families.tufw.problem import NonconvexL1
-from solvers import tufw as k
-from solvers.linalg import as_kernel_matrix
 from solvers.tags import STATUS_CONVERGED, STATUS_NONFINITE, STATUS_RUNNING
+
+k = kernel_module("solvers.tufw", globals())
+linalg = kernel_module("solvers.linalg", globals())
 
 
 def _loss_code(problem: Problem) -> int:
@@ -66,8 +68,8 @@ def _kernel_matrices(problem: LogregL1) -> tuple[Any, Any]:
     """The data by rows (samples) and by columns (``X^T`` by rows), in kernel form."""
     X = problem.X
     if sp.issparse(X):
-        return as_kernel_matrix(sp.csr_matrix(X)), as_kernel_matrix(X.T.tocsr())
-    return as_kernel_matrix(X), as_kernel_matrix(np.ascontiguousarray(X.T))
+        return linalg.as_kernel_matrix(sp.csr_matrix(X)), linalg.as_kernel_matrix(X.T.tocsr())
+    return linalg.as_kernel_matrix(X), linalg.as_kernel_matrix(np.ascontiguousarray(X.T))
 
 
 def _sqrt_n(n: int) -> int:
@@ -107,7 +109,7 @@ class EstimatorSolver(Solver):
     Subclasses set up their own state arrays and ``_kernel(log) -> rows``.
     """
 
-    columns = k.OUT_COLUMNS
+    columns = KernelConstant("solvers.tufw", "OUT_COLUMNS")
     #: The method's registry name, for error messages.
     method_name = "this method"
     LOG_CAP = 1 << 15
@@ -396,7 +398,7 @@ class GlmFrankWolfeSolver(Solver):
     """Plain FW with the exact gradient for any loss code (``fw-nc``, ``fw-ada`` on
     ``nonconvex-l1``). It computes the exact gap itself, so nothing is subtracted."""
 
-    columns = k.OUT_COLUMNS
+    columns = KernelConstant("solvers.tufw", "OUT_COLUMNS")
 
     def __init__(self, problem: Problem, step: str, settings: dict[str, Any], tol: float):
         if not isinstance(problem, LogregL1):
