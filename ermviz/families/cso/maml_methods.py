@@ -25,7 +25,7 @@ import numpy as np
 
 from ermviz.errors import SettingError
 from ermviz.families.cso.maml_problem import MamlSineProblem
-from ermviz.families.cso.methods import ROW_SAMPLES, CsoSolver
+from ermviz.families.cso.solver import ROW_SAMPLES, CsoSolver
 from ermviz.families.lazy import kernel_module
 from solvers.tags import STATUS_RUNNING
 

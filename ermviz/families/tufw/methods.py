@@ -21,7 +21,7 @@ which are moved to the current iterate by a batch rule. The numerics are in
   the minimizer of the Taylor quadratic model over ``[0, gamma_k]``) and ``taylor-exact``
   (the same with ``gamma_k = 1``: exact line search on the Taylor model).
 
-Timing and checkpoints: see :mod:`ermviz.families.tufw.solvers`.
+Timing and checkpoints: see :mod:`ermviz.families.tufw.adapters`.
 """
 
 from __future__ import annotations
@@ -30,13 +30,13 @@ from ermviz.base import MethodAlias, MethodSpec, StepRuleSpec
 from ermviz.families.common import solver_factory
 from ermviz.families.frank_wolfe.methods import FW_SETTINGS
 from ermviz.families.frank_wolfe.problems import LogregL1
-from ermviz.families.tufw.problem import NonconvexL1
-from ermviz.families.tufw.solvers import (
+from ermviz.families.tufw.adapters import (
     CsfwSolver,
     GlmFrankWolfeSolver,
     SpiderFwSolver,
     TufwSolver,
 )
+from ermviz.families.tufw.problem import NonconvexL1
 from ermviz.settings import Setting
 from solvers.tags import OPEN_LOOP_CODES, TAYLOR_CODES
 
