@@ -25,7 +25,8 @@ from typing import Any
 
 import numpy as np
 
-from ermviz.base import MethodSpec, Solver, StepRuleSpec
+from ermviz.base import MethodSpec, StepRuleSpec
+from ermviz.families.common import solver_factory
 from ermviz.families.cso.maml_methods import (
     AdamSolver,
     FoMamlSolver,
@@ -70,24 +71,28 @@ _ADAM = (
             low_open=True),
 )  # fmt: skip
 STEP_RULES: dict[str, StepRuleSpec] = {
-    "fixed": StepRuleSpec("fixed", "constant step gamma", (_GAMMA,), REFERENCES["bsgd"]),
+    "fixed": StepRuleSpec(
+        name="fixed", title="constant step gamma", settings=(_GAMMA,), reference=REFERENCES["bsgd"]
+    ),
     "inv-sqrt": StepRuleSpec(
-        "inv-sqrt",
-        "gamma / sqrt(t + 1) (the convex schedule of F.4)",
-        (_GAMMA,),
-        REFERENCES["bsgd"],
+        name="inv-sqrt",
+        title="gamma / sqrt(t + 1) (the convex schedule of F.4)",
+        settings=(_GAMMA,),
+        reference=REFERENCES["bsgd"],
     ),
     "adam": StepRuleSpec(
-        "adam",
-        "Adam update of the biased estimate (bias-corrected moments)",
-        _ADAM,
-        "Kingma & Ba, ICLR 2015; Hu, Chen & He, NeurIPS 2020, Appendix D (the Adam variant)",
+        name="adam",
+        title="Adam update of the biased estimate (bias-corrected moments)",
+        settings=_ADAM,
+        reference=(
+            "Kingma & Ba, ICLR 2015; Hu, Chen & He, NeurIPS 2020, Appendix D (the Adam variant)"
+        ),
     ),
     "newton-ls": StepRuleSpec(
-        "newton-ls",
-        "Newton step with backtracking (Armijo 1e-4) on the sample-average objective",
-        (),
-        "Boyd & Vandenberghe 2004, Algorithm 9.5",
+        name="newton-ls",
+        title="Newton step with backtracking (Armijo 1e-4) on the sample-average objective",
+        settings=(),
+        reference="Boyd & Vandenberghe 2004, Algorithm 9.5",
     ),
 }
 
@@ -240,16 +245,6 @@ LOGREG, MAML = InvariantLogregProblem.name, MamlSineProblem.name
 SAA_INNER = 464
 
 
-def _by_problem(**classes: type) -> Any:
-    """A factory building the solver class that implements the method on the problem."""
-    by_name = {name.replace("_", "-"): cls for name, cls in classes.items()}
-
-    def build(problem: Any, step: str, settings: dict[str, Any], tol: float) -> Solver:
-        return by_name[problem.name](problem, step, settings, tol)
-
-    return build
-
-
 _SEED = Setting("seed", "int", 0, "seed of the run's sample stream", low=0)
 _MAML_REFS = {
     "fo-maml": "Finn, Abbeel & Levine, ICML 2017 (first-order MAML)",
@@ -257,12 +252,12 @@ _MAML_REFS = {
 }
 METHODS: dict[str, MethodSpec] = {
     "bsgd": MethodSpec(
-        "bsgd",
-        "biased SGD: m inner samples per outer sample, the biased gradient estimator",
-        "cso",
-        (LOGREG, MAML),
-        ("fixed", "inv-sqrt"),
-        (
+        name="bsgd",
+        title="biased SGD: m inner samples per outer sample, the biased gradient estimator",
+        family="cso",
+        problems=(LOGREG, MAML),
+        step_rules=("fixed", "inv-sqrt"),
+        settings=(
             _INNER,
             Setting(
                 "inner_growth",
@@ -283,32 +278,32 @@ METHODS: dict[str, MethodSpec] = {
             ),
             _SEED,
         ),
-        REFERENCES["bsgd"],
-        _by_problem(invariant_logreg=BsgdSolver, maml_sine=MamlSolver),
+        reference=REFERENCES["bsgd"],
+        factory=solver_factory(by_problem={LOGREG: BsgdSolver, MAML: MamlSolver}),
     ),
     "bspiderboost": MethodSpec(
-        "bspiderboost",
-        "biased SpiderBoost: variance-reduced recursive estimator",
-        "cso",
-        (LOGREG, MAML),
-        ("fixed",),
-        (
+        name="bspiderboost",
+        title="biased SpiderBoost: variance-reduced recursive estimator",
+        family="cso",
+        problems=(LOGREG, MAML),
+        step_rules=("fixed",),
+        settings=(
             _INNER,
             Setting("q", "int", 20, "epoch length q (steps)", low=1, high=1e9),
             Setting("n1", "int", 200, "outer samples at each epoch start", low=1, high=1e9),
             Setting("n2", "int", 10, "outer samples per step inside an epoch", low=1, high=1e9),
             _SEED,
         ),
-        REFERENCES["bspiderboost"],
-        _by_problem(invariant_logreg=SpiderSolver, maml_sine=MamlSpiderSolver),
+        reference=REFERENCES["bspiderboost"],
+        factory=solver_factory(by_problem={LOGREG: SpiderSolver, MAML: MamlSpiderSolver}),
     ),
     "saa": MethodSpec(
-        "saa",
-        "sample average approximation: draw n x m samples, solve by Newton",
-        "cso",
-        (LOGREG,),
-        ("newton-ls",),
-        (
+        name="saa",
+        title="sample average approximation: draw n x m samples, solve by Newton",
+        family="cso",
+        problems=(LOGREG,),
+        step_rules=("newton-ls",),
+        settings=(
             Setting(
                 "inner_batch",
                 "int",
@@ -329,27 +324,27 @@ METHODS: dict[str, MethodSpec] = {
             ),
             _SEED,
         ),
-        REFERENCES["saa"],
-        _by_problem(invariant_logreg=SaaSolver),
+        reference=REFERENCES["saa"],
+        factory=solver_factory(by_problem={LOGREG: SaaSolver}),
     ),
     "fo-maml": MethodSpec(
-        "fo-maml",
-        "first-order MAML: the meta-gradient without its Hessian term",
-        "cso",
-        (MAML,),
-        ("fixed", "inv-sqrt"),
-        (_INNER, _SEED),
-        _MAML_REFS["fo-maml"],
-        _by_problem(maml_sine=FoMamlSolver),
+        name="fo-maml",
+        title="first-order MAML: the meta-gradient without its Hessian term",
+        family="cso",
+        problems=(MAML,),
+        step_rules=("fixed", "inv-sqrt"),
+        settings=(_INNER, _SEED),
+        reference=_MAML_REFS["fo-maml"],
+        factory=solver_factory(by_problem={MAML: FoMamlSolver}),
     ),
     "adam": MethodSpec(
-        "adam",
-        "BSGD's biased meta-gradient with Adam updates",
-        "cso",
-        (MAML,),
-        ("adam",),
-        (_INNER, _SEED),
-        _MAML_REFS["adam"],
-        _by_problem(maml_sine=AdamSolver),
+        name="adam",
+        title="BSGD's biased meta-gradient with Adam updates",
+        family="cso",
+        problems=(MAML,),
+        step_rules=("adam",),
+        settings=(_INNER, _SEED),
+        reference=_MAML_REFS["adam"],
+        factory=solver_factory(by_problem={MAML: AdamSolver}),
     ),
 }

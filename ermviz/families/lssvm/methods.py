@@ -45,16 +45,16 @@ REFERENCES = {
 
 STEP_RULES: dict[str, StepRuleSpec] = {
     "cg": StepRuleSpec(
-        "cg",
-        "conjugate-gradient step (exact minimization along the conjugate direction)",
-        (),
-        "Hestenes & Stiefel 1952",
+        name="cg",
+        title="conjugate-gradient step (exact minimization along the conjugate direction)",
+        settings=(),
+        reference="Hestenes & Stiefel 1952",
     ),
     "smo": StepRuleSpec(
-        "smo",
-        "exact minimization along e_i - e_j (two coordinates)",
-        (),
-        REFERENCES["smo"],
+        name="smo",
+        title="exact minimization along e_i - e_j (two coordinates)",
+        settings=(),
+        reference=REFERENCES["smo"],
     ),
 }
 
@@ -293,34 +293,34 @@ class SmoSolver(LssvmSolver):
 _PROBLEMS = (LssvmProblem.name,)
 METHODS: dict[str, MethodSpec] = {
     "cg-two-system": MethodSpec(
-        "cg-two-system",
-        "LS-SVM: two conjugate-gradient runs in lock-step (Suykens et al.)",
-        "lssvm",
-        _PROBLEMS,
-        ("cg",),
-        (),
-        REFERENCES["cg-two-system"],
-        solver_factory(TwoSystemCgSolver),
+        name="cg-two-system",
+        title="LS-SVM: two conjugate-gradient runs in lock-step (Suykens et al.)",
+        family="lssvm",
+        problems=_PROBLEMS,
+        step_rules=("cg",),
+        settings=(),
+        reference=REFERENCES["cg-two-system"],
+        factory=solver_factory(TwoSystemCgSolver),
         advise=_advise(2),
     ),
     "cg-reduced": MethodSpec(
-        "cg-reduced",
-        "LS-SVM: one conjugate-gradient run on the reduced system (Chu, Ong & Keerthi)",
-        "lssvm",
-        _PROBLEMS,
-        ("cg",),
-        (),
-        REFERENCES["cg-reduced"],
-        solver_factory(ReducedCgSolver),
+        name="cg-reduced",
+        title="LS-SVM: one conjugate-gradient run on the reduced system (Chu, Ong & Keerthi)",
+        family="lssvm",
+        problems=_PROBLEMS,
+        step_rules=("cg",),
+        settings=(),
+        reference=REFERENCES["cg-reduced"],
+        factory=solver_factory(ReducedCgSolver),
         advise=_advise(1),
     ),
     "smo": MethodSpec(
-        "smo",
-        "LS-SVM: SMO, two coordinates per step (Keerthi & Shevade)",
-        "lssvm",
-        _PROBLEMS,
-        ("smo",),
-        (
+        name="smo",
+        title="LS-SVM: SMO, two coordinates per step (Keerthi & Shevade)",
+        family="lssvm",
+        problems=_PROBLEMS,
+        step_rules=("smo",),
+        settings=(
             Setting(
                 "pair",
                 "choice",
@@ -329,7 +329,7 @@ METHODS: dict[str, MethodSpec] = {
                 choices=tuple(PAIR_CODES),
             ),
         ),
-        REFERENCES["smo"],
-        solver_factory(SmoSolver),
+        reference=REFERENCES["smo"],
+        factory=solver_factory(SmoSolver),
     ),
 }

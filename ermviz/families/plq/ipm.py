@@ -98,10 +98,10 @@ IPM_SETTINGS = CERTIFICATE_SETTINGS
 
 STEP_RULES: dict[str, StepRuleSpec] = {
     "newton": StepRuleSpec(
-        "newton",
-        "Mehrotra predictor-corrector Newton step (fraction to the boundary)",
-        (),
-        REFERENCE,
+        name="newton",
+        title="Mehrotra predictor-corrector Newton step (fraction to the boundary)",
+        settings=(),
+        reference=REFERENCE,
     ),
 }
 
@@ -548,14 +548,14 @@ def _build(problem: Any, step: str, settings: dict[str, Any], tol: float) -> Sol
 
 METHODS: dict[str, MethodSpec] = {
     "ipm": MethodSpec(
-        "ipm",
-        "primal-dual interior-point method (Mehrotra), d x d Newton systems",
-        "rehline",
-        (PlqProblem.name,),
-        ("newton",),
-        IPM_SETTINGS,
-        REFERENCE,
-        _build,
+        name="ipm",
+        title="primal-dual interior-point method (Mehrotra), d x d Newton systems",
+        family="rehline",
+        problems=(PlqProblem.name,),
+        step_rules=("newton",),
+        settings=IPM_SETTINGS,
+        reference=REFERENCE,
+        factory=_build,
         default_step="newton",
     ),
 }

@@ -97,7 +97,9 @@ def scaling_notices(pb: PlqProblem) -> list[str]:
 
 # ---- the method ------------------------------------------------------------------------
 STEP_RULES: dict[str, StepRuleSpec] = {
-    "cd": StepRuleSpec("cd", "exact coordinate minimization", (), REFERENCE),
+    "cd": StepRuleSpec(
+        name="cd", title="exact coordinate minimization", settings=(), reference=REFERENCE
+    ),
 }
 
 
@@ -534,14 +536,14 @@ def _build(problem: Problem, step: str, settings: dict[str, Any], tol: float) ->
 
 METHODS: dict[str, MethodSpec] = {
     "rehline": MethodSpec(
-        "rehline",
-        "ReHLine: dual coordinate descent with beta maintained",
-        "rehline",
-        (PlqProblem.name,),
-        ("cd",),
-        REHLINE_SETTINGS,
-        REFERENCE,
-        _build,
+        name="rehline",
+        title="ReHLine: dual coordinate descent with beta maintained",
+        family="rehline",
+        problems=(PlqProblem.name,),
+        step_rules=("cd",),
+        settings=REHLINE_SETTINGS,
+        reference=REFERENCE,
+        factory=_build,
         default_step="cd",
     ),
 }
