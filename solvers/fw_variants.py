@@ -120,7 +120,7 @@ from solvers.fw_vparts import (
 )
 from solvers.gram_cache import new_gram_cache
 from solvers.linalg import rmatvec, row_axpy
-from solvers.sets import SET_L1, SET_L2, SET_SIMPLEX, atom_dot, lmo, max_nnz
+from solvers.lmo import SET_L1, SET_L2, SET_SIMPLEX, atom_dot, lmo, max_nnz
 from solvers.steps import LINE_LOGISTIC, LINE_QUADRATIC, RULE_CODES, step_size
 from solvers.tags import (
     STATUS_RUNNING,

@@ -31,8 +31,8 @@ from solvers.fw import (
     REC_STEP_TYPE,
 )
 from solvers.gram_cache import cached_column
-from solvers.linalg import rmatvec, row_axpy, row_dot_long
-from solvers.sets import atom_dot, atom_equal, lmo
+from solvers.linalg import dot, rmatvec, row_axpy, row_dot_long
+from solvers.lmo import atom_dot, atom_equal, lmo
 from solvers.steps import logistic_pass
 from solvers.tags import (
     BASE_COLUMNS,
@@ -103,14 +103,6 @@ def record_row(rec, row, k, f, cert, gamma, step_type, active, istate):
     rec[row, REC_GRAD_EVALS] = istate[I_GRAD_EVALS]
     rec[row, REC_FUN_EVALS] = istate[I_FUN_EVALS]
     rec[row, REC_LMO_CALLS] = istate[I_LMO_CALLS]
-
-
-@njit(cache=True, inline="always")
-def dot(a, b):
-    acc = 0.0
-    for j in range(a.shape[0]):
-        acc += a[j] * b[j]
-    return acc
 
 
 @njit(cache=True)

@@ -26,21 +26,18 @@ import math
 import numpy as np
 from numba import njit
 
-from solvers.tags import STATUS_MAX_ITER
+from solvers.tags import (  # noqa: F401  (OL_* and OPEN_LOOP_CODES: re-exported)
+    OL_CONSTANT_SQRT,
+    OL_DIMINISHING,
+    OL_NONCONVEX,
+    OL_ONE,
+    OPEN_LOOP_CODES,
+    STATUS_MAX_ITER,
+)
 
 # Step codes of the GLM FW kernels (independent of solvers.steps' codes).
-OL_DIMINISHING = 0  # 2 / (k + 2)
-OL_NONCONVEX = 1  # 1 / sqrt(k + 1)
-OL_CONSTANT_SQRT = 2  # 1 / sqrt(K + 1), K fixed in advance
-OL_ONE = 3  # 1 (only as the cap of the Taylor-model step)
 STEP_TAYLOR = 10  # (B-6): min(cap_k, g^T (x - s) / d^T H d) on the Taylor model
 STEP_BACKTRACK = 11  # Pedregosa et al. (2020) backtracking on the exact objective
-OPEN_LOOP_CODES = {
-    "diminishing": OL_DIMINISHING,
-    "nonconvex": OL_NONCONVEX,
-    "constant-sqrt": OL_CONSTANT_SQRT,
-    "one": OL_ONE,
-}
 
 # Integer state (one layout for every GLM FW kernel; unused slots stay 0).
 I_K = 0  # index of the current iterate

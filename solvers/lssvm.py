@@ -40,6 +40,7 @@ from solvers.gram_cache import lru_slot
 from solvers.linalg import n_rows, row_axpy, row_dot_long
 from solvers.tags import (
     BASE_COLUMNS,
+    PAIR_CODES,  # noqa: F401  (re-exported)
     STATUS_CONVERGED,
     STATUS_MAX_ITER,
     STATUS_NONFINITE,
@@ -77,7 +78,6 @@ COLUMNS = (
     "primal_objective",
     "kernel_computed",
 )
-PAIR_CODES = {"max-violating": 0, "second-order": 1}
 
 
 @njit(cache=True)

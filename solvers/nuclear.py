@@ -9,16 +9,9 @@ COO arrays ``rows, cols, vals`` (int64, int64, float64, length ``N``). The gradi
 Linear minimization oracle
 --------------------------
 ``argmin_{||S||_* <= tau} <G, S> = -tau u1 v1^T`` with ``(u1, v1)`` the top singular pair
-of ``G`` (Jaggi 2013, "Revisiting Frank-Wolfe", Section 4). :func:`top_singular_pair`
-computes it by Golub-Kahan-Lanczos bidiagonalization with full reorthogonalization
-(Krylov dimension ``kmax = Ub.shape[0]``), restarted from the current Ritz vector, warm
-started from the previous call's pair. Accuracy control: after each Lanczos step the
-Ritz value ``sigma_k`` (top singular value of the bidiagonal ``B_k``) and the Lanczos
-residual estimate ``beta_k |p_k|`` are checked; the run stops when
-``|sigma_k - sigma_{k-1}| <= lmo_tol sigma_k`` and ``beta_k |p_k| <= lmo_tol sigma_k``
-(or the Krylov space became invariant), or after ``max_lmo_iters`` products ``G v``.
-One more product pair then measures the achieved residual of the returned unit pair,
-``rnorm = sqrt((||G v - s u||^2 + ||G^T u - s v||^2) / 2)`` with ``s = u^T G v``.
+of ``G``: :func:`solvers.lmo.top_singular_pair` (restarted Golub-Kahan-Lanczos; its
+accuracy control is described there), re-exported here with :func:`new_lmo_work`,
+:func:`matvec` and :func:`rmatvec` (the O(N) products ``G v`` and ``G^T u``).
 
 Why the FW gap stays a certificate
 ----------------------------------
@@ -74,14 +67,19 @@ inner products); armijo and diminishing as in :mod:`solvers.steps`.
 
 from __future__ import annotations
 
-import math
-
-import numpy as np
 from numba import njit
 
 from solvers.active_set import away_gamma_max, away_update, fw_update, pairwise_update
 from solvers.fw import terminal_status
-from solvers.fw_vparts import dot
+from solvers.linalg import dot
+from solvers.lmo import (  # noqa: F401  (the nuclear-norm LMO: re-exported)
+    CLUSTER_SAFETY,
+    START_PERTURBATION,
+    matvec,
+    new_lmo_work,
+    rmatvec,
+    top_singular_pair,
+)
 from solvers.steps import LINE_QUADRATIC, RULE_SHORT, step_size
 from solvers.tags import (
     BASE_COLUMNS,
@@ -135,238 +133,6 @@ NUCLEAR_RECORD_COLUMNS = (*BASE_COLUMNS, "grad_evals", "fun_evals", "lmo_calls",
 
 #: Two unit rank-one atoms are the same atom when ``(u.u')(v.v') >= 1 - SAME_ATOM_TOL``.
 SAME_ATOM_TOL = 1e-10
-#: Weight of the pseudo-random unit vector added to every (unit) LMO start vector.
-START_PERTURBATION = 0.5
-#: Safety factor on the residual bound for an unresolved top singular-value cluster.
-CLUSTER_SAFETY = 10.0
-
-
-# ---------------------------------------------------------------------------------------
-# Sparse products and small vector helpers
-
-
-@njit(cache=True, nogil=True)
-def matvec(rows, cols, g, v, out):
-    """``out = G v`` for ``G`` with entries ``g`` at ``(rows, cols)``."""
-    out[:] = 0.0
-    for t in range(g.shape[0]):
-        out[rows[t]] += g[t] * v[cols[t]]
-
-
-@njit(cache=True, nogil=True)
-def rmatvec(rows, cols, g, u, out):
-    """``out = G^T u``."""
-    out[:] = 0.0
-    for t in range(g.shape[0]):
-        out[cols[t]] += g[t] * u[rows[t]]
-
-
-@njit(cache=True)
-def _pseudo_random(out, seed):
-    """Deterministic entries in (-0.5, 0.5) (a sine hash): no RNG state to carry."""
-    for i in range(out.shape[0]):
-        t = math.sin((i + 1) * 12.9898 + (seed + 1) * 78.233) * 43758.5453
-        out[i] = t - math.floor(t) - 0.5
-
-
-@njit(cache=True)
-def _orthogonalize(w, basis, count):
-    """Remove from ``w`` its components on ``basis[:count]`` (two Gram-Schmidt passes)."""
-    for _ in range(2):
-        for i in range(count):
-            c = dot(basis[i], w)
-            for t in range(w.shape[0]):
-                w[t] -= c * basis[i, t]
-
-
-# ---------------------------------------------------------------------------------------
-# The LMO: top singular pair by restarted Golub-Kahan-Lanczos
-
-
-@njit(cache=True, nogil=True)
-def top_singular_pair(rows, cols, g, u, v, Ub, Vb, B, tol, max_iters, seed):
-    """Top singular pair of the sparse ``G`` (see the module docstring).
-
-    Parameters
-    ----------
-    rows, cols, g : the COO entries of ``G`` (shape ``(m, n)`` from ``u``, ``v``).
-    u : (m,) float64, overwritten with the left vector.
-    v : (n,) float64, the warm start on input (any vector; zero means none), the right
-        vector on output.
-    Ub : (kmax, m), Vb : (kmax + 1, n), B : (kmax + 1, kmax + 1) float64 scratch.
-    tol : float, relative accuracy ``lmo_tol``; max_iters : int, cap on products ``G v``.
-    seed : int, varies the pseudo-random part of the start vector between calls.
-
-    Returns
-    -------
-    sigma : float, ``u^T G v`` (a lower bound on ``sigma_1``).
-    rnorm : float, the achieved residual (see the module docstring).
-    sigma_ub : float, the upper bound on ``sigma_1`` used for certificates.
-    iters : int, products ``G v`` spent (each paired with one ``G^T u``).
-    converged : bool, whether the accuracy test passed.
-    """
-    m = u.shape[0]
-    n = v.shape[0]
-    kmax = Ub.shape[0]
-    fro2 = dot(g, g)
-    if not (fro2 > 0.0 and math.isfinite(fro2)):
-        # G = 0 (every atom minimizes <G, S>) or non-finite: return a fixed unit pair.
-        u[:] = 0.0
-        v[:] = 0.0
-        u[0] = 1.0
-        v[0] = 1.0
-        s = 0.0 if fro2 == 0.0 else math.nan
-        return s, s, s, 0, fro2 == 0.0
-    fro = math.sqrt(fro2)
-    tiny = 1e-14 * fro
-    # Start vector: the warm start plus a small pseudo-random component.
-    work = Vb[kmax]
-    _pseudo_random(work, seed)
-    wn = math.sqrt(dot(work, work))
-    nv = math.sqrt(dot(v, v))
-    if nv > 0.0 and math.isfinite(nv):
-        for t in range(n):
-            v[t] = v[t] / nv + START_PERTURBATION * work[t] / wn
-    else:
-        for t in range(n):
-            v[t] = work[t] / wn
-    iters = 0
-    sigma_prev = -1.0
-    sig_rig = fro
-    converged = False
-    retries = 0
-    while True:
-        nv = math.sqrt(dot(v, v))
-        for t in range(n):
-            Vb[0, t] = v[t] / nv
-        B[:, :] = 0.0
-        k = 0  # left vectors in this cycle
-        kc = 0  # right vectors used by the Ritz problem (k, or k + 1 on an alpha breakdown)
-        beta = 0.0
-        invariant = False
-        null_start = False
-        for j in range(kmax):
-            w = Ub[j]
-            matvec(rows, cols, g, Vb[j], w)
-            iters += 1
-            if j > 0:
-                for t in range(m):
-                    w[t] -= beta * Ub[j - 1, t]
-            _orthogonalize(w, Ub, j)
-            alpha = math.sqrt(dot(w, w))
-            if alpha <= tiny:
-                if j == 0:
-                    null_start = True
-                else:
-                    # G V_{j+1} = U_j B[:j, :j+1] exactly: an invariant pair of subspaces.
-                    k = j
-                    kc = j + 1
-                    invariant = True
-                break
-            for t in range(m):
-                w[t] /= alpha
-            B[j, j] = alpha
-            x = Vb[j + 1]
-            rmatvec(rows, cols, g, Ub[j], x)
-            for t in range(n):
-                x[t] -= alpha * Vb[j, t]
-            _orthogonalize(x, Vb, j + 1)
-            beta = math.sqrt(dot(x, x))
-            k = j + 1
-            kc = k
-            if beta <= tiny or k >= n:
-                invariant = True  # G^T U_k = V_k B_k^T: nothing outside the Krylov space
-                break
-            for t in range(n):
-                x[t] /= beta
-            B[j, j + 1] = beta
-            Bk = np.ascontiguousarray(B[:k, :k])
-            P, S, _ = np.linalg.svd(Bk)
-            sigma = S[0]
-            res = beta * abs(P[k - 1, 0])
-            if abs(sigma - sigma_prev) <= tol * sigma and res <= tol * sigma:
-                converged = True
-                break
-            sigma_prev = sigma
-            if iters >= max_iters:
-                break
-        if null_start:
-            # v is in the null space of G: start again from a pseudo-random vector.
-            retries += 1
-            _pseudo_random(v, seed + 7919 * retries)
-            if iters >= max_iters or retries > 5:
-                break
-            continue
-        if invariant:
-            converged = True
-        Bc = np.ascontiguousarray(B[:k, :kc])
-        P, S, QT = np.linalg.svd(Bc)
-        bf2 = 0.0
-        for i in range(k):
-            for j2 in range(kc):
-                bf2 += Bc[i, j2] * Bc[i, j2]
-        # Rounding allowance for ||G||_F^2 - ||B||_F^2 (both sums carry ~k eps relative error).
-        tail2 = max(fro2 - bf2, 0.0) + 4.0 * (kc + 1) * 2.220446049250313e-16 * fro2
-        sig_rig = min(sig_rig, math.sqrt(S[0] * S[0] + tail2))
-        # Ritz vectors.
-        u[:] = 0.0
-        v[:] = 0.0
-        for i in range(k):
-            c = P[i, 0]
-            for t in range(m):
-                u[t] += c * Ub[i, t]
-        for i in range(kc):
-            c = QT[0, i]
-            for t in range(n):
-                v[t] += c * Vb[i, t]
-        if converged or iters >= max_iters:
-            break
-    nu = math.sqrt(dot(u, u))
-    nv = math.sqrt(dot(v, v))
-    if not (nu > 0.0 and nv > 0.0):
-        u[:] = 0.0
-        u[0] = 1.0
-        nu = 1.0
-        if not nv > 0.0:
-            v[:] = 0.0
-            v[0] = 1.0
-            nv = 1.0
-    for t in range(m):
-        u[t] /= nu
-    for t in range(n):
-        v[t] /= nv
-    # Achieved residual of the returned pair (one more product pair).
-    gv = Ub[0]
-    gtu = Vb[0]
-    matvec(rows, cols, g, v, gv)
-    rmatvec(rows, cols, g, u, gtu)
-    iters += 1
-    s = dot(u, gv)
-    if s < 0.0:
-        s = -s
-        for t in range(m):
-            u[t] = -u[t]
-        for t in range(n):
-            gtu[t] = -gtu[t]
-    r1 = 0.0
-    for t in range(m):
-        d = gv[t] - s * u[t]
-        r1 += d * d
-    r2 = 0.0
-    for t in range(n):
-        d = gtu[t] - s * v[t]
-        r2 += d * d
-    rnorm = math.sqrt(0.5 * (r1 + r2))
-    safety = CLUSTER_SAFETY * math.sqrt(n) / START_PERTURBATION
-    sigma_ub = min(sig_rig, s + safety * rnorm) if converged else sig_rig
-    return s, rnorm, max(sigma_ub, s), iters, converged
-
-
-def new_lmo_work(m: int, n: int, kmax: int = 40) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Scratch ``(Ub, Vb, B)`` for :func:`top_singular_pair` with Krylov dimension
-    ``min(kmax, m, n)`` (memory ``kmax (m + n)`` floats)."""
-    k = max(1, min(int(kmax), m, n))
-    return np.zeros((k, m)), np.zeros((k + 1, n)), np.zeros((k + 1, k + 1))
 
 
 # ---------------------------------------------------------------------------------------

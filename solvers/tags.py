@@ -59,3 +59,30 @@ KERNEL_STATUS_NAMES = {
     STATUS_NONFINITE: "error",
     STATUS_MAX_WORK: "max_work",
 }
+
+# Choice codes that method declarations name (ermviz lists the keys as a setting's choices
+# without importing numba; the kernels branch on the values).
+# Open-loop step codes of the GLM FW kernels (solvers.glm_fw_state; not solvers.steps').
+OL_DIMINISHING = 0  # 2 / (k + 2)
+OL_NONCONVEX = 1  # 1 / sqrt(k + 1)
+OL_CONSTANT_SQRT = 2  # 1 / sqrt(K + 1), K fixed in advance
+OL_ONE = 3  # 1 (only as the cap of the Taylor-model step)
+OPEN_LOOP_CODES = {
+    "diminishing": OL_DIMINISHING,
+    "nonconvex": OL_NONCONVEX,
+    "constant-sqrt": OL_CONSTANT_SQRT,
+    "one": OL_ONE,
+}
+# Taylor-point (batch) rules of TUFW (ALGORITHMS.md B.4; solvers.tufw).
+TAYLOR_SBD_SQRTK = 0
+TAYLOR_DBD_SQRTK = 1
+TAYLOR_SBD_K4 = 2
+TAYLOR_DBD_K4 = 3
+TAYLOR_CODES = {
+    "sbd-sqrtk": TAYLOR_SBD_SQRTK,
+    "dbd-sqrtk": TAYLOR_DBD_SQRTK,
+    "sbd-k4": TAYLOR_SBD_K4,
+    "dbd-k4": TAYLOR_DBD_K4,
+}
+# SMO working-pair rules of the LS-SVM kernels (solvers.lssvm).
+PAIR_CODES = {"max-violating": 0, "second-order": 1}

@@ -149,19 +149,15 @@ from solvers.stochastic_fw import (  # noqa: F401
     csfw_advance,
     spider_advance,
 )
-from solvers.tags import STATUS_NONFINITE, STATUS_RUNNING
-
-# Taylor-point (batch) rules of TUFW (ALGORITHMS.md B.4).
-TAYLOR_SBD_SQRTK = 0
-TAYLOR_DBD_SQRTK = 1
-TAYLOR_SBD_K4 = 2
-TAYLOR_DBD_K4 = 3
-TAYLOR_CODES = {
-    "sbd-sqrtk": TAYLOR_SBD_SQRTK,
-    "dbd-sqrtk": TAYLOR_DBD_SQRTK,
-    "sbd-k4": TAYLOR_SBD_K4,
-    "dbd-k4": TAYLOR_DBD_K4,
-}
+from solvers.tags import (  # noqa: F401  (TAYLOR_*: re-exported)
+    STATUS_NONFINITE,
+    STATUS_RUNNING,
+    TAYLOR_CODES,
+    TAYLOR_DBD_K4,
+    TAYLOR_DBD_SQRTK,
+    TAYLOR_SBD_K4,
+    TAYLOR_SBD_SQRTK,
+)
 
 
 # -- two matrix primitives the shared linalg module does not have --------------------------

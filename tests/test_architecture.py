@@ -7,7 +7,8 @@
   do not count. ``from pkg import sub`` counts as an import of the module ``pkg.sub``
   (as ``import pkg.sub`` does), ``from pkg import name`` as one of ``pkg``; a module that
   calls ``importlib.import_module`` imports every project module it names in a string
-  (the registry's ``FAMILIES``).
+  (the registry's ``FAMILIES``), and so does one naming its kernel modules through
+  ``ermviz.families.lazy`` (loaded on first use).
 * ``solvers`` imports nothing from ``ermviz``; the contracts (``ermviz.base``,
   ``ermviz.settings``, ``ermviz.errors``, ``ermviz.geometry``) import no family; a family
   imports neither the registry nor the runner, CLI, sweeps or dashboard; only
@@ -84,7 +85,8 @@ def _imports(name: str, path: Path, modules: dict[str, Path] | None = None) -> s
             visit(child)
 
     visit(ast.parse(path.read_text()))
-    if "import_module" in called:
+    # importlib, and the families' lazy kernel modules (ermviz.families.lazy), by name
+    if called & {"import_module", "kernel_module", "KernelConstant"}:
         found |= named
     return {m for m in found if m in modules and m != name}
 
@@ -267,3 +269,15 @@ def test_each_public_module_imports_in_a_fresh_interpreter():
         if out.returncode:
             bad[name] = out.stderr.strip().splitlines()[-1]
     assert bad == {}
+
+
+def test_importing_the_registry_loads_no_kernel():
+    # Listing methods, validating settings and the CLI's start cost no numba: a family's
+    # kernels load when one of its solvers (or certificates) is first used.
+    code = (
+        "import sys, ermviz.registry as r; assert r.METHODS;"
+        "print(sorted(m for m in sys.modules if m == 'numba' or m.startswith('solvers.')))"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.split() == ["['solvers.tags']"]

@@ -20,7 +20,7 @@ import scipy.sparse as sp
 from sklearn.datasets import load_breast_cancer
 
 from solvers import fw_variants as fv
-from solvers import sets
+from solvers import lmo as sets  # the sets' LMOs
 from solvers.linalg import as_kernel_matrix
 from solvers.steps import RULE_CODES, default_step_params
 from solvers.tags import STATUS_CONVERGED, STEP_NAMES

@@ -1,4 +1,5 @@
-"""LMOs of solvers.sets against cvxpy + Clarabel and brute-force vertex enumeration.
+"""LMOs of the feasible sets (solvers.lmo) against cvxpy + Clarabel and brute-force
+vertex enumeration.
 
 For every set and a spread of directions (random, integer-valued with ties, zero, all
 equal, with zero entries), the atom the LMO writes must attain the true minimum of
@@ -15,8 +16,8 @@ import cvxpy as cp
 import numpy as np
 import pytest
 
-from solvers import sets
-from solvers.sets import (
+from solvers import lmo as sets  # the sets' LMOs (solvers.sets before issue 33)
+from solvers.lmo import (
     SET_BOX,
     SET_CODES,
     SET_KSPARSE,
@@ -169,3 +170,13 @@ def test_atom_equal_and_max_nnz():
     assert max_nnz(SET_BOX, 9) == 9 and max_nnz(SET_L2, 9) == 9
     with pytest.raises(ValueError):
         max_nnz(7, 9)
+
+
+def test_the_old_module_name_still_works():
+    import importlib
+
+    import solvers.lmo
+
+    with pytest.warns(DeprecationWarning, match="solvers.lmo"):
+        old = importlib.reload(importlib.import_module("solvers.sets"))
+    assert old.lmo is solvers.lmo.lmo and old.SET_CODES is solvers.lmo.SET_CODES

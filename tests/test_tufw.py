@@ -24,8 +24,8 @@ import pytest
 
 from ermviz.data import load_dataset
 from ermviz.families.frank_wolfe.methods import FrankWolfeSolver
+from ermviz.families.tufw.adapters import GlmFrankWolfeSolver, TufwSolver
 from ermviz.families.tufw.problem import NonconvexL1
-from ermviz.families.tufw.solvers import GlmFrankWolfeSolver, TufwSolver
 from ermviz.registry import build_problem, build_solver
 from ermviz.runner import Budget, Run
 from solvers import tufw as k
@@ -512,3 +512,17 @@ def test_old_method_names_run_on_the_cli_as_their_listed_method(capsys, real_dat
     assert len(names) == len(set(names)) and "tufw" in names and "fw" in names
     assert not {"fw-ada", "tufw-sbd-sqrtk", "tufw-dbd-k4"} & set(names)
     assert "  fw-ada " in listing.split("Aliases")[1]
+
+
+def test_the_old_module_names_still_work():
+    # Renamed in issue 33 (tufw.solvers clashed with the top-level kernels; cso.specs was
+    # folded into cso.methods): the old names import, with a DeprecationWarning.
+    import importlib
+
+    for old, new, name in (
+        ("ermviz.families.tufw.solvers", "ermviz.families.tufw.adapters", "TufwSolver"),
+        ("ermviz.families.cso.specs", "ermviz.families.cso.methods", "METHODS"),
+    ):
+        with pytest.warns(DeprecationWarning, match=new.rsplit(".", 1)[0]):
+            module = importlib.reload(importlib.import_module(old))
+        assert getattr(module, name) is getattr(importlib.import_module(new), name)

@@ -25,7 +25,6 @@ from typing import Any
 from urllib.parse import urlparse
 
 import numpy as np
-import pooch
 import scipy.sparse as sp
 
 from ermviz.data.dataset import Dataset, DataWarning, _make_dataset, _wants_dense
@@ -96,6 +95,8 @@ def _obtain(
         )
     cache = cache_dir()
     try:
+        import pooch  # only a download needs it (a tenth of a second to import)
+
         fetched = pooch.retrieve(
             url,
             known_hash=None,  # official hashes are unknown; known_sha256 is checked after

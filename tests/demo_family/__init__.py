@@ -19,11 +19,14 @@ from typing import Any, ClassVar
 import numpy as np
 import scipy.sparse as sp
 
-from demo_family import kernel
 from ermviz.base import MethodSpec, Problem, Solver, StepRuleSpec
 from ermviz.errors import SettingError
-from ermviz.families.common import spectral_norm_sq
+from ermviz.families.common import solver_factory, spectral_norm_sq
+from ermviz.families.lazy import KernelConstant, kernel_module
 from ermviz.settings import Setting
+
+# The kernels load when the family is first used, not when the registry lists it.
+kernel = kernel_module("demo_family.kernel", globals())
 
 
 @dataclass
@@ -69,7 +72,7 @@ class BoxLeastSquares(Problem):
 class ProjectedGradientSolver(Solver):
     """Projected gradient with step ``1/L`` on :class:`BoxLeastSquares`."""
 
-    columns = kernel.COLUMNS
+    columns = KernelConstant("demo_family.kernel", "COLUMNS")
     certificate_kind = "fw_gap"
 
     def __init__(self, problem: Any, step: str, settings: dict[str, Any], tol: float):
@@ -102,22 +105,24 @@ class ProjectedGradientSolver(Solver):
 PROBLEMS = {BoxLeastSquares.name: BoxLeastSquares}
 STEP_RULES = {
     "inverse-lipschitz": StepRuleSpec(
-        "inverse-lipschitz",
-        "constant step scale / L",
-        (Setting("scale", "float", 1.0, "step = scale / L", low=0.0, high=2.0, low_open=True),),
-        "Nesterov 2004, 2.2.3",
+        name="inverse-lipschitz",
+        title="constant step scale / L",
+        settings=(
+            Setting("scale", "float", 1.0, "step = scale / L", low=0.0, high=2.0, low_open=True),
+        ),
+        reference="Nesterov 2004, 2.2.3",
     )
 }
 METHODS = {
     "pgd": MethodSpec(
-        "pgd",
-        "projected gradient (demo family)",
-        "demo",
-        (BoxLeastSquares.name,),
-        ("inverse-lipschitz",),
-        (),
-        "Nesterov 2004, 2.2.3",
-        lambda problem, step, settings, tol: ProjectedGradientSolver(problem, step, settings, tol),
+        name="pgd",
+        title="projected gradient (demo family)",
+        family="demo",
+        problems=(BoxLeastSquares.name,),
+        step_rules=("inverse-lipschitz",),
+        settings=(),
+        reference="Nesterov 2004, 2.2.3",
+        factory=solver_factory(ProjectedGradientSolver),
     )
 }
 ALIASES: dict = {}

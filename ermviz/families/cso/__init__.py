@@ -4,7 +4,8 @@ approximation, first-order MAML and the Adam variant, with samples as the budget
 
 Problems ``invariant-logreg`` (:mod:`.problem`) and ``maml-sine`` (:mod:`.maml_problem`);
 methods ``bsgd``, ``bspiderboost``, ``saa`` (:mod:`.methods`), ``fo-maml`` and ``adam``
-(:mod:`.maml_methods`), declared in :mod:`.specs`, with step rules ``fixed``, ``inv-sqrt``,
+(:mod:`.maml_methods`) over the shared base of :mod:`.solver`, all declared in
+:mod:`.methods`, with step rules ``fixed``, ``inv-sqrt``,
 ``adam`` and ``newton-ls``; kernels in :mod:`solvers.cso` and :mod:`solvers.maml`.
 Reference: Hu, Chen & He, "Biased stochastic first-order
 methods for conditional stochastic optimization and applications in meta learning"
@@ -12,8 +13,7 @@ methods for conditional stochastic optimization and applications in meta learnin
 """
 
 from ermviz.families.cso import maml_problem, problem
-from ermviz.families.cso.methods import STEP_RULES
-from ermviz.families.cso.specs import METHODS
+from ermviz.families.cso.methods import METHODS, STEP_RULES
 
 PROBLEMS = {**problem.PROBLEMS, **maml_problem.PROBLEMS}
 

@@ -25,15 +25,18 @@ import numpy as np
 
 from ermviz.errors import SettingError
 from ermviz.families.cso.maml_problem import MamlSineProblem
-from ermviz.families.cso.methods import ROW_SAMPLES, CsoSolver
-from solvers import maml as mk
+from ermviz.families.cso.solver import ROW_SAMPLES, CsoSolver
+from ermviz.families.lazy import kernel_module
 from solvers.tags import STATUS_RUNNING
+
+mk = kernel_module("solvers.maml", globals())
 
 #: Checkpoints: every checkpoint costs one evaluation of F on the held-out tasks (tens of
 #: milliseconds), so they are spaced more widely than on invariant-logreg.
 MAML_ROW_RATIO = 1.15
 
-_RULES = {"fixed": mk.RULE_FIXED, "inv-sqrt": mk.RULE_INV_SQRT, "adam": mk.RULE_ADAM}
+#: Step rule -> the kernel's code (attribute names, read when a solver is built).
+_RULES = {"fixed": "RULE_FIXED", "inv-sqrt": "RULE_INV_SQRT", "adam": "RULE_ADAM"}
 
 
 class MamlSolver(CsoSolver):
@@ -77,7 +80,7 @@ class MamlSolver(CsoSolver):
 
     def _steps(self, stop_at: int) -> None:
         p, s = self.problem, self.settings
-        rule = _RULES[self.step_rule]
+        rule = getattr(mk, _RULES[self.step_rule])
         gamma = float(s["gamma"]) if rule == mk.RULE_ADAM else self.step_size()
         mk.maml_advance(
             p.tasks, self.key, self.x, self.istate, self.fstate, self.mom1, self.mom2, p.hidden,

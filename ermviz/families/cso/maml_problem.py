@@ -29,8 +29,10 @@ import numpy as np
 
 from ermviz.base import Problem
 from ermviz.errors import DataError, SettingError
+from ermviz.families.lazy import kernel_module
 from ermviz.settings import Setting
-from solvers import maml as mk
+
+mk = kernel_module("solvers.maml", globals())
 
 
 @dataclass

@@ -21,28 +21,29 @@ outside the timed region (``eval_seconds``).
 from __future__ import annotations
 
 import math
-import time
-from abc import abstractmethod
 from typing import Any
 
 import numpy as np
 
-from ermviz.base import Solver, StepRuleSpec
-from ermviz.errors import SettingError
+from ermviz.base import MethodSpec, StepRuleSpec
+from ermviz.families.common import solver_factory
+from ermviz.families.cso.maml_methods import (
+    AdamSolver,
+    FoMamlSolver,
+    MamlSolver,
+    MamlSpiderSolver,
+)
+from ermviz.families.cso.maml_problem import MamlSineProblem
 from ermviz.families.cso.problem import InvariantLogregProblem
+from ermviz.families.cso.solver import ROW_RATIO, ROW_SAMPLES, CsoSolver
+from ermviz.families.lazy import kernel_module
 from ermviz.settings import Setting
-from solvers import cso as k
 from solvers.tags import (
-    BASE_COLUMNS,
-    STATUS_CONVERGED,
-    STATUS_MAX_ITER,
-    STATUS_MAX_WORK,
-    STATUS_NONFINITE,
     STATUS_RUNNING,
     STEP_NEWTON,
-    STEP_NONE,
-    STEP_SGD,
 )
+
+k = kernel_module("solvers.cso", globals())
 
 REFERENCES = {
     "bsgd": "Hu, Chen & He, NeurIPS 2020, Algorithm 1 (BSGD)",
@@ -50,10 +51,6 @@ REFERENCES = {
     "saa": "Hu, Chen & He, NeurIPS 2020 (SAA baseline; Hu, Chen & He 2019, arXiv:1905.11957)",
 }
 
-#: Checkpoints: the next row at ``ceil(k * ROW_RATIO)`` iterations, at most ROW_SAMPLES
-#: inner samples after the last one (about 10-20 ms of sampling at d = 10).
-ROW_RATIO = 1.05
-ROW_SAMPLES = 200_000
 #: SAA's outer samples when neither ``outer`` nor a samples budget gives them.
 DEFAULT_OUTER = 20_000
 
@@ -74,156 +71,34 @@ _ADAM = (
             low_open=True),
 )  # fmt: skip
 STEP_RULES: dict[str, StepRuleSpec] = {
-    "fixed": StepRuleSpec("fixed", "constant step gamma", (_GAMMA,), REFERENCES["bsgd"]),
+    "fixed": StepRuleSpec(
+        name="fixed", title="constant step gamma", settings=(_GAMMA,), reference=REFERENCES["bsgd"]
+    ),
     "inv-sqrt": StepRuleSpec(
-        "inv-sqrt",
-        "gamma / sqrt(t + 1) (the convex schedule of F.4)",
-        (_GAMMA,),
-        REFERENCES["bsgd"],
+        name="inv-sqrt",
+        title="gamma / sqrt(t + 1) (the convex schedule of F.4)",
+        settings=(_GAMMA,),
+        reference=REFERENCES["bsgd"],
     ),
     "adam": StepRuleSpec(
-        "adam",
-        "Adam update of the biased estimate (bias-corrected moments)",
-        _ADAM,
-        "Kingma & Ba, ICLR 2015; Hu, Chen & He, NeurIPS 2020, Appendix D (the Adam variant)",
+        name="adam",
+        title="Adam update of the biased estimate (bias-corrected moments)",
+        settings=_ADAM,
+        reference=(
+            "Kingma & Ba, ICLR 2015; Hu, Chen & He, NeurIPS 2020, Appendix D (the Adam variant)"
+        ),
     ),
     "newton-ls": StepRuleSpec(
-        "newton-ls",
-        "Newton step with backtracking (Armijo 1e-4) on the sample-average objective",
-        (),
-        "Boyd & Vandenberghe 2004, Algorithm 9.5",
+        name="newton-ls",
+        title="Newton step with backtracking (Armijo 1e-4) on the sample-average objective",
+        settings=(),
+        reference="Boyd & Vandenberghe 2004, Algorithm 9.5",
     ),
 }
 
 _INNER = Setting(
     "inner_batch", "int", 10, "inner samples m per outer sample (>= 1)", low=1, high=1e7
 )
-
-
-class CsoSolver(Solver):
-    """Shared state, checkpoints and evaluation of the family's methods."""
-
-    columns = (*BASE_COLUMNS, "samples", "inner_batch")
-    summary_columns = ("samples",)
-    #: What one unit of the samples budget is, for messages.
-    sample_word = "inner samples"
-    step_kind = STEP_SGD
-    name = ""
-
-    def __init__(
-        self, problem: InvariantLogregProblem, step: str, settings: dict[str, Any], tol: float
-    ):
-        self.problem = problem
-        self.certificate_kind = problem.certificate_kind
-        self.step_rule = step
-        self.settings = settings
-        self.tol = float(tol)
-        self.seed = int(settings.get("seed", 0))
-        # The stream's key: a run is a function of its seed only.
-        self.key = np.uint64(np.random.SeedSequence(self.seed).generate_state(1, np.uint64)[0])
-        self.istate = np.zeros(k.N_ISTATE, dtype=np.int64)
-        self.istate[k.I_LIMIT] = -1
-        self.fstate = np.zeros(3)
-        self.fstate[2] = math.sqrt(problem.noise_var)
-        self.x = problem.initial_point()
-        self.eta = np.zeros(problem.d)
-        self._rec = np.empty((64, len(self.columns)))
-        self._last_step = 0.0
-
-    # -- budget ------------------------------------------------------------------------
-    def set_budget(self, budget: Any) -> bool:
-        """A samples budget (``max_work=("samples", N)``): stop exactly before a step whose
-        inner samples would exceed it; refuse one smaller than the first step's."""
-        work = getattr(budget, "max_work", None)
-        if work is None or work[0] != "samples":
-            return False
-        self.istate[k.I_LIMIT] = int(work[1])
-        if self.istate[k.I_STATUS] == STATUS_MAX_WORK:
-            self.istate[k.I_STATUS] = STATUS_RUNNING  # a new, larger budget continues the run
-        first = self._first_step_samples()
-        if work[1] < first:
-            raise SettingError(
-                f"--max-samples {work[1]:g} is smaller than one step of {self.name}, which "
-                f"draws {first:,} {self.sample_word}; raise it to at least {first:,} or lower "
-                "inner_batch"
-            )
-        return True
-
-    def _first_step_samples(self) -> int:
-        return int(self.settings["inner_batch"])
-
-    def step_size(self) -> float:
-        """The step rule's ``gamma``, or the problem's suggested step when it is 0."""
-        gamma = float(self.settings.get("gamma", 0.0))
-        return gamma if gamma > 0.0 else float(self.problem.suggested_step)
-
-    # -- what each method provides ---------------------------------------------------------
-    @abstractmethod
-    def _steps(self, stop_at: int) -> None:
-        """Advance to iteration ``stop_at`` (or the samples budget); sets ``I_STATUS``."""
-
-    def _reported(self) -> np.ndarray:
-        """The iterate the method reports (and the trace evaluates)."""
-        return self.x
-
-    def _inner_batch(self) -> float:
-        return float(self.settings.get("inner_batch", 0))
-
-    def _next_checkpoint(self, it: int) -> int:
-        per_step = max(1.0, self._inner_batch())
-        gap = max(1, min(math.ceil(it * (ROW_RATIO - 1.0)), int(ROW_SAMPLES // per_step)))
-        return it + gap
-
-    # -- the row loop ------------------------------------------------------------------------
-    def advance(self, max_rows: int, stop_at: int) -> tuple[np.ndarray, int]:
-        if max_rows > self._rec.shape[0]:
-            self._rec = np.empty((max(max_rows, 2 * self._rec.shape[0]), len(self.columns)))
-        rec = self._rec
-        for row in range(max_rows):
-            it = int(self.istate[k.I_K])
-            status = self._record(rec[row], it >= stop_at)
-            if status != STATUS_RUNNING:
-                return rec[: row + 1], status
-            if self.istate[k.I_STATUS] == STATUS_MAX_WORK:
-                return rec[: row + 1], STATUS_MAX_WORK  # the budget stopped the last steps
-            self._steps(min(stop_at, self._next_checkpoint(it)))
-            if int(self.istate[k.I_K]) == it:  # no step fitted in the budget: final row
-                return rec[: row + 1], STATUS_MAX_WORK
-            rec[row, 3] = self._last_step
-            rec[row, 4] = self.step_kind
-        return rec[:max_rows], STATUS_RUNNING
-
-    def _record(self, out: np.ndarray, at_stop: bool) -> int:
-        """Write the current checkpoint (evaluated outside the timed region); returns the
-        status that ends the run here, or running."""
-        t0, c0 = time.perf_counter(), time.thread_time()
-        x = self._reported()
-        f = self.problem.objective(x)
-        gap = f - self.problem.f_star
-        self.eval_seconds += time.perf_counter() - t0
-        self.eval_cpu_seconds += time.thread_time() - c0
-        out[0] = self.istate[k.I_K]
-        out[1] = f
-        out[2] = gap
-        out[3] = 0.0
-        out[4] = STEP_NONE
-        out[5] = float(np.count_nonzero(x))
-        out[6] = self.istate[k.I_SAMPLES]
-        out[7] = self._inner_batch()
-        if not math.isfinite(f):
-            return STATUS_NONFINITE
-        if gap <= self.tol:
-            return STATUS_CONVERGED
-        if at_stop:
-            return STATUS_MAX_ITER
-        return STATUS_RUNNING
-
-    def iterate(self) -> np.ndarray:
-        return self._reported().copy()
-
-    @property
-    def iteration(self) -> int:
-        return int(self.istate[k.I_K])
 
 
 class BsgdSolver(CsoSolver):
@@ -361,3 +236,115 @@ class SaaSolver(CsoSolver):
 def _saa_value(E: np.ndarray, b: np.ndarray, x: np.ndarray, l2: float) -> float:
     s = -b * (E @ x)
     return float(np.mean(np.logaddexp(0.0, s)) + 0.5 * l2 * (x @ x))
+
+
+# -- the declarations: which problems each method solves, its step rules and settings --
+LOGREG, MAML = InvariantLogregProblem.name, MamlSineProblem.name
+#: SAA's default inner batch: the paper's m at invariant-logreg's default noise ratio 10
+#: (Appendix Table 4: 100, 464, 1000 at the ratios 1, 10, 100).
+SAA_INNER = 464
+
+
+_SEED = Setting("seed", "int", 0, "seed of the run's sample stream", low=0)
+_MAML_REFS = {
+    "fo-maml": "Finn, Abbeel & Levine, ICML 2017 (first-order MAML)",
+    "adam": "Hu, Chen & He, NeurIPS 2020, Appendix D (BSGD's estimator with Adam updates)",
+}
+METHODS: dict[str, MethodSpec] = {
+    "bsgd": MethodSpec(
+        name="bsgd",
+        title="biased SGD: m inner samples per outer sample, the biased gradient estimator",
+        family="cso",
+        problems=(LOGREG, MAML),
+        step_rules=("fixed", "inv-sqrt"),
+        settings=(
+            _INNER,
+            Setting(
+                "inner_growth",
+                "float",
+                0.0,
+                "time-varying inner batch m_t = ceil(m (t + 1)^growth); 0 = fixed m "
+                "(invariant-logreg)",
+                low=0.0,
+                high=2.0,
+            ),
+            Setting(
+                "output",
+                "choice",
+                "auto",
+                "iterate reported: the step-weighted average (F.4, convex) or the last; auto "
+                "= the average on invariant-logreg, the last on maml-sine",
+                choices=("auto", "average", "last"),
+            ),
+            _SEED,
+        ),
+        reference=REFERENCES["bsgd"],
+        factory=solver_factory(by_problem={LOGREG: BsgdSolver, MAML: MamlSolver}),
+    ),
+    "bspiderboost": MethodSpec(
+        name="bspiderboost",
+        title="biased SpiderBoost: variance-reduced recursive estimator",
+        family="cso",
+        problems=(LOGREG, MAML),
+        step_rules=("fixed",),
+        settings=(
+            _INNER,
+            Setting("q", "int", 20, "epoch length q (steps)", low=1, high=1e9),
+            Setting("n1", "int", 200, "outer samples at each epoch start", low=1, high=1e9),
+            Setting("n2", "int", 10, "outer samples per step inside an epoch", low=1, high=1e9),
+            _SEED,
+        ),
+        reference=REFERENCES["bspiderboost"],
+        factory=solver_factory(by_problem={LOGREG: SpiderSolver, MAML: MamlSpiderSolver}),
+    ),
+    "saa": MethodSpec(
+        name="saa",
+        title="sample average approximation: draw n x m samples, solve by Newton",
+        family="cso",
+        problems=(LOGREG,),
+        step_rules=("newton-ls",),
+        settings=(
+            Setting(
+                "inner_batch",
+                "int",
+                SAA_INNER,
+                "inner samples m per outer sample (the paper's at noise ratio 10; 100 at "
+                "ratio 1, 1000 at ratio 100)",
+                low=1,
+                high=1e7,
+            ),
+            Setting(
+                "outer",
+                "int",
+                0,
+                "outer samples n; 0 = the samples budget (--max-samples) // inner_batch, "
+                f"or {DEFAULT_OUTER:,} without one",
+                low=0,
+                high=1e8,
+            ),
+            _SEED,
+        ),
+        reference=REFERENCES["saa"],
+        factory=solver_factory(by_problem={LOGREG: SaaSolver}),
+    ),
+    "fo-maml": MethodSpec(
+        name="fo-maml",
+        title="first-order MAML: the meta-gradient without its Hessian term",
+        family="cso",
+        problems=(MAML,),
+        step_rules=("fixed", "inv-sqrt"),
+        settings=(_INNER, _SEED),
+        reference=_MAML_REFS["fo-maml"],
+        factory=solver_factory(by_problem={MAML: FoMamlSolver}),
+    ),
+    "adam": MethodSpec(
+        name="adam",
+        title="BSGD's biased meta-gradient with Adam updates",
+        family="cso",
+        problems=(MAML,),
+        step_rules=("adam",),
+        settings=(_INNER, _SEED),
+        reference=_MAML_REFS["adam"],
+        factory=solver_factory(by_problem={MAML: AdamSolver}),
+    ),
+}

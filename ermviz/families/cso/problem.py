@@ -42,9 +42,11 @@ import scipy.sparse as sp
 from ermviz.base import Problem
 from ermviz.errors import DataError
 from ermviz.families.common import check_binary
+from ermviz.families.lazy import kernel_module
 from ermviz.settings import Setting
-from solvers import cso as k
-from solvers.linalg import as_kernel_matrix
+
+k = kernel_module("solvers.cso", globals())
+linalg = kernel_module("solvers.linalg", globals())
 
 #: Largest feature count: inner samples are dense d-vectors and Newton needs a d x d system.
 MAX_FEATURES = 5000
@@ -79,7 +81,7 @@ def logistic_newton(X: Any, y: np.ndarray, l2: float, max_iter: int = 100) -> np
     iterates run off to infinity)."""
     n, d = X.shape
     w = np.zeros(d)
-    A = as_kernel_matrix(X)
+    A = linalg.as_kernel_matrix(X)
 
     def value(v: np.ndarray) -> float:
         return float(k.logistic_value(A, y, v, l2))
@@ -177,7 +179,7 @@ class InvariantLogregProblem(Problem):
                 f"{d} x {d} Newton system; pick a dataset with at most {MAX_FEATURES} features"
             )
         self.X = X.tocsr() if sp.issparse(X) else np.ascontiguousarray(X, dtype=np.float64)
-        self.A = as_kernel_matrix(self.X)
+        self.A = linalg.as_kernel_matrix(self.X)
         self.y = np.ascontiguousarray(ds.y, dtype=np.float64)
         self.n, self.d = n, d
         self.l2 = float(self.settings["l2"])
@@ -192,7 +194,7 @@ class InvariantLogregProblem(Problem):
             self.X_eval, self.y_eval = self.X[rows], self.y[rows]
         else:
             self.X_eval, self.y_eval = self.X, self.y
-        self.A_eval = as_kernel_matrix(self.X_eval)
+        self.A_eval = linalg.as_kernel_matrix(self.X_eval)
         self.x_star = logistic_newton(self.X_eval, self.y_eval, self.l2)
         self.f_star = self.objective(self.x_star)
 

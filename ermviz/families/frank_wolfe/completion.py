@@ -34,8 +34,11 @@ import numpy as np
 from ermviz.base import Problem, Solver
 from ermviz.data.lowrank import RatingsData, lowrank_ratings, ratings_from_dataset
 from ermviz.errors import SettingError
+from ermviz.families.lazy import KernelConstant, kernel_module
 from ermviz.settings import Setting
-from solvers import nuclear, steps
+
+nuclear = kernel_module("solvers.nuclear", globals())
+steps = kernel_module("solvers.steps", globals())
 
 __all__ = [
     "NUCLEAR_METHODS",
@@ -288,7 +291,7 @@ class NuclearFWSolver(Solver):
         Stop when the certified FW gap is at most ``tol``.
     """
 
-    columns = nuclear.NUCLEAR_RECORD_COLUMNS
+    columns = KernelConstant("solvers.nuclear", "NUCLEAR_RECORD_COLUMNS")
     certificate_kind = "fw_gap"
     summary_columns = ("lmo_calls", "lmo_iters")
 

@@ -6,7 +6,7 @@ the default, the l1 ball, keeps the meaning of every earlier command. A
 :class:`ConstraintSet` validates them at the boundary (one-line errors naming the fix),
 and gives what the problems and solvers need: the minimum of a linear function over the
 set (the FW gap's second term, in numpy, as an independent check of the kernels' LMOs),
-the start point as explicit atoms, and the set's codes for :mod:`solvers.sets`.
+the start point as explicit atoms, and the set's codes for :mod:`solvers.lmo`.
 
 References: Jaggi (2013), "Revisiting Frank-Wolfe", ICML (LMOs of the l1 and l2 balls);
 Garber & Hazan (2015), "Faster rates for the Frank-Wolfe method over strongly-convex
@@ -22,8 +22,10 @@ from dataclasses import dataclass
 import numpy as np
 
 from ermviz.errors import SettingError
+from ermviz.families.lazy import kernel_module
 from ermviz.settings import Setting
-from solvers import sets
+
+lmo = kernel_module("solvers.lmo", globals())
 
 CONSTRAINTS = ("l1", "l2", "box", "ksparse")
 
@@ -86,11 +88,11 @@ class ConstraintSet:
 
     @property
     def code(self) -> int:
-        return sets.SET_CODES[self.kind]
+        return lmo.SET_CODES[self.kind]
 
     @property
     def params(self) -> np.ndarray:
-        return sets.set_params(radius=self.radius, lo=self.lo, hi=self.hi, K=self.K)
+        return lmo.set_params(radius=self.radius, lo=self.lo, hi=self.hi, K=self.K)
 
     @property
     def is_polytope(self) -> bool:
@@ -134,10 +136,10 @@ class ConstraintSet:
 
     def vertex(self, g: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """The LMO's point for ``g`` as a sparse atom ``(idx, val)`` (the kernels' LMO)."""
-        m = sets.max_nnz(self.code, self.p, self.K)
+        m = lmo.max_nnz(self.code, self.p, self.K)
         idx = np.zeros(m, dtype=np.int64)
         val = np.zeros(m)
-        nnz = sets.lmo(self.code, self.params, np.ascontiguousarray(g, dtype=float), idx, val)
+        nnz = lmo.lmo(self.code, self.params, np.ascontiguousarray(g, dtype=float), idx, val)
         return idx[:nnz], val[:nnz]
 
     def dense(self, atom: tuple[np.ndarray, np.ndarray]) -> np.ndarray:

@@ -30,20 +30,31 @@ from ermviz.families.frank_wolfe.variants import (
     step_params_of,
     uses_variants_kernel,
 )
+from ermviz.families.lazy import KernelConstant, kernel_module
 from ermviz.settings import Setting
-from solvers import fw, steps
-from solvers.gram_cache import new_gram_cache
-from solvers.linalg import as_kernel_matrix
+
+fw = kernel_module("solvers.fw", globals())
+steps = kernel_module("solvers.steps", globals())
+gram_cache = kernel_module("solvers.gram_cache", globals())
+linalg = kernel_module("solvers.linalg", globals())
 
 STEP_RULES: dict[str, StepRuleSpec] = {
     "diminishing": StepRuleSpec(
-        "diminishing", "open loop 2/(k+2)", (), "Frank & Wolfe 1956; Jaggi 2013"
+        name="diminishing",
+        title="open loop 2/(k+2)",
+        settings=(),
+        reference="Frank & Wolfe 1956; Jaggi 2013",
     ),
-    "nonconvex": StepRuleSpec("nonconvex", "open loop 1/sqrt(k+1)", (), "Lacoste-Julien 2016"),
+    "nonconvex": StepRuleSpec(
+        name="nonconvex",
+        title="open loop 1/sqrt(k+1)",
+        settings=(),
+        reference="Lacoste-Julien 2016",
+    ),
     "armijo": StepRuleSpec(
-        "armijo",
-        "backtracking from 2/(k+2) (FW) or the maximal step (AFW, PFW)",
-        (
+        name="armijo",
+        title="backtracking from 2/(k+2) (FW) or the maximal step (AFW, PFW)",
+        settings=(
             Setting(
                 "armijo_delta",
                 "float",
@@ -66,18 +77,18 @@ STEP_RULES: dict[str, StepRuleSpec] = {
             ),
             Setting("max_trials", "int", 60, "cap on backtracking trials", low=1, high=1000),
         ),
-        "Armijo 1966; seed report (delta 0.5, gamma 0.01)",
+        reference="Armijo 1966; seed report (delta 0.5, gamma 0.01)",
     ),
     "exact": StepRuleSpec(
-        "exact",
-        "exact line search (closed form on quadratics, safeguarded Newton otherwise)",
-        (),
-        "Lacoste-Julien & Jaggi 2015",
+        name="exact",
+        title="exact line search (closed form on quadratics, safeguarded Newton otherwise)",
+        settings=(),
+        reference="Lacoste-Julien & Jaggi 2015",
     ),
     "short": StepRuleSpec(
-        "short",
-        "Demyanov-Rubinov short step min(g/(L||d||^2), gamma_max)",
-        (
+        name="short",
+        title="Demyanov-Rubinov short step min(g/(L||d||^2), gamma_max)",
+        settings=(
             Setting(
                 "lipschitz",
                 "float",
@@ -87,12 +98,12 @@ STEP_RULES: dict[str, StepRuleSpec] = {
                 low_open=True,
             ),
         ),
-        "Demyanov & Rubinov 1970",
+        reference="Demyanov & Rubinov 1970",
     ),
     "adaptive": StepRuleSpec(
-        "adaptive",
-        "backtracking estimate of L (AdaFW)",
-        (
+        name="adaptive",
+        title="backtracking estimate of L (AdaFW)",
+        settings=(
             Setting(
                 "eta",
                 "float",
@@ -105,7 +116,7 @@ STEP_RULES: dict[str, StepRuleSpec] = {
             Setting("tau", "float", 2.0, "growth factor on a failed trial", low=1.0, low_open=True),
             Setting("max_trials", "int", 60, "cap on backtracking trials", low=1, high=1000),
         ),
-        "Pedregosa, Negiar, Askari & Jaggi 2020 (AISTATS)",
+        reference="Pedregosa, Negiar, Askari & Jaggi 2020 (AISTATS)",
     ),
 }
 
@@ -150,7 +161,7 @@ class FrankWolfeSolver(Solver):
         Stop when the FW gap is at most ``tol``.
     """
 
-    columns = fw.FW_RECORD_COLUMNS
+    columns = KernelConstant("solvers.fw", "FW_RECORD_COLUMNS")
     certificate_kind = "fw_gap"
 
     def __init__(
@@ -177,11 +188,11 @@ class FrankWolfeSolver(Solver):
         self._call(self._rec[:0])
 
     def _init_svm(self, pb: SvmDual, cache_mb: float) -> None:
-        self._X = as_kernel_matrix(pb.X)
+        self._X = linalg.as_kernel_matrix(pb.X)
         self.x = pb.initial_point()
         self._w = pb.w_of(self.x)
         self._g = np.zeros(pb.n)
-        self._cache = new_gram_cache(pb.n, cache_mb)
+        self._cache = gram_cache.new_gram_cache(pb.n, cache_mb)
         self._xj = np.zeros(self._w.shape[0])
         self._call = lambda rec: fw.svm_dual_advance(*self._args_svm(rec))
 
@@ -207,7 +218,7 @@ class FrankWolfeSolver(Solver):
     def _init_logreg(self, pb: LogregL1) -> None:
         # The kernel walks the columns of X: hand it X^T row by row (CSR of X^T).
         XT = pb.X.T.tocsr() if sp.issparse(pb.X) else np.ascontiguousarray(pb.X.T)
-        self._X = as_kernel_matrix(XT)
+        self._X = linalg.as_kernel_matrix(XT)
         self.mu = pb.initial_atoms()
         self.x = pb.radius * (self.mu[0::2] - self.mu[1::2])
         self._z = pb.margins(self.x)
@@ -282,69 +293,71 @@ _AS_SETTINGS = (*FW_METHOD_SETTINGS, *LAZY_SETTINGS, *_NUC_ONLY)
 
 METHODS: dict[str, MethodSpec] = {
     "fw": MethodSpec(
-        "fw",
-        "Frank-Wolfe (conditional gradient)",
-        "frank-wolfe",
-        _NUC_PROBLEMS,
-        _FW_RULES,
-        (*FW_METHOD_SETTINGS, *_NUC_ONLY),
-        "Frank & Wolfe 1956; Jaggi 2013",
-        _factory("fw"),
+        name="fw",
+        title="Frank-Wolfe (conditional gradient)",
+        family="frank-wolfe",
+        problems=_NUC_PROBLEMS,
+        step_rules=_FW_RULES,
+        settings=(*FW_METHOD_SETTINGS, *_NUC_ONLY),
+        reference="Frank & Wolfe 1956; Jaggi 2013",
+        factory=_factory("fw"),
         default_step="exact",
     ),
     "afw": MethodSpec(
-        "afw",
-        "away-step Frank-Wolfe",
-        "frank-wolfe",
-        _NUC_PROBLEMS,
-        _FW_RULES,
-        _AS_SETTINGS,
-        "Guelat & Marcotte 1986; Lacoste-Julien & Jaggi 2015; lazy: Braun, Pokutta & Zink 2017",
-        _factory("afw"),
+        name="afw",
+        title="away-step Frank-Wolfe",
+        family="frank-wolfe",
+        problems=_NUC_PROBLEMS,
+        step_rules=_FW_RULES,
+        settings=_AS_SETTINGS,
+        reference=(
+            "Guelat & Marcotte 1986; Lacoste-Julien & Jaggi 2015; lazy: Braun, Pokutta & Zink 2017"
+        ),
+        factory=_factory("afw"),
         default_step="exact",
     ),
     "pfw": MethodSpec(
-        "pfw",
-        "pairwise Frank-Wolfe",
-        "frank-wolfe",
-        _NUC_PROBLEMS,
-        _FW_RULES,
-        _AS_SETTINGS,
-        "Lacoste-Julien & Jaggi 2015; lazy: Braun, Pokutta & Zink 2017",
-        _factory("pfw"),
+        name="pfw",
+        title="pairwise Frank-Wolfe",
+        family="frank-wolfe",
+        problems=_NUC_PROBLEMS,
+        step_rules=_FW_RULES,
+        settings=_AS_SETTINGS,
+        reference="Lacoste-Julien & Jaggi 2015; lazy: Braun, Pokutta & Zink 2017",
+        factory=_factory("pfw"),
         default_step="exact",
     ),
     "bpcg": MethodSpec(
-        "bpcg",
-        "blended pairwise conditional gradients (BPCG)",
-        "frank-wolfe",
-        _NUC_PROBLEMS,
-        _FW_RULES,
-        (*FW_SETTINGS, *LAZY_SETTINGS, *_NUC_ONLY),
-        "Tsuji, Tanaka & Pokutta 2022 (ICML)",
-        _factory("bpcg"),
+        name="bpcg",
+        title="blended pairwise conditional gradients (BPCG)",
+        family="frank-wolfe",
+        problems=_NUC_PROBLEMS,
+        step_rules=_FW_RULES,
+        settings=(*FW_SETTINGS, *LAZY_SETTINGS, *_NUC_ONLY),
+        reference="Tsuji, Tanaka & Pokutta 2022 (ICML)",
+        factory=_factory("bpcg"),
         default_step="exact",
     ),
     "boosted": MethodSpec(
-        "boosted",
-        "boosted Frank-Wolfe (gradient pursuit)",
-        "frank-wolfe",
-        _FW_PROBLEMS,
-        _FW_RULES,
-        (*FW_SETTINGS, *BOOST_SETTINGS),
-        "Combettes & Pokutta 2020 (ICML)",
-        _factory("boosted"),
+        name="boosted",
+        title="boosted Frank-Wolfe (gradient pursuit)",
+        family="frank-wolfe",
+        problems=_FW_PROBLEMS,
+        step_rules=_FW_RULES,
+        settings=(*FW_SETTINGS, *BOOST_SETTINGS),
+        reference="Combettes & Pokutta 2020 (ICML)",
+        factory=_factory("boosted"),
         default_step="exact",
     ),
     "dicg": MethodSpec(
-        "dicg",
-        "decomposition-invariant pairwise CG (simplex)",
-        "frank-wolfe",
-        (SvmDual.name,),
-        _FW_RULES,
-        FW_SETTINGS,
-        "Garber & Meshi 2016 (NeurIPS)",
-        _factory("dicg"),
+        name="dicg",
+        title="decomposition-invariant pairwise CG (simplex)",
+        family="frank-wolfe",
+        problems=(SvmDual.name,),
+        step_rules=_FW_RULES,
+        settings=FW_SETTINGS,
+        reference="Garber & Meshi 2016 (NeurIPS)",
+        factory=_factory("dicg"),
         default_step="exact",
     ),
 }

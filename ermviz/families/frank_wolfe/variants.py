@@ -26,9 +26,12 @@ from ermviz.base import Problem, Solver
 from ermviz.errors import SettingError
 from ermviz.families.frank_wolfe.constraints import ConstraintSet, pack_atoms
 from ermviz.families.frank_wolfe.problems import LeastSquares, LogregL1, SvmDual
+from ermviz.families.lazy import KernelConstant, kernel_module
 from ermviz.settings import Setting
-from solvers import fw_variants, steps
-from solvers.linalg import as_kernel_matrix
+
+fw_variants = kernel_module("solvers.fw_variants", globals())
+steps = kernel_module("solvers.steps", globals())
+linalg = kernel_module("solvers.linalg", globals())
 
 LAZY_SETTINGS = (
     Setting(
@@ -114,7 +117,7 @@ class VariantsSolver(Solver):
         certified gap ``f(x_k) - max_s (f(x_s) - gap_s)`` over its LMO calls.
     """
 
-    columns = fw_variants.FWV_RECORD_COLUMNS
+    columns = KernelConstant("solvers.fw_variants", "FWV_RECORD_COLUMNS")
 
     def __init__(
         self, problem: Problem, method: str, step: str, settings: dict[str, Any], tol: float
@@ -169,7 +172,7 @@ class VariantsSolver(Solver):
             MT = Z.tocsr() if Z is not None else problem.y[:, None] * np.asarray(problem.X)
             return (
                 problem.constraint_set,
-                as_kernel_matrix(MT),
+                linalg.as_kernel_matrix(MT),
                 np.zeros(problem.X.shape[1]),
                 fw_variants.LOSS_CODES["squared"],
                 np.array([1.0, problem.inv_c]),
@@ -182,7 +185,7 @@ class VariantsSolver(Solver):
             loss, par = fw_variants.LOSS_CODES["logistic"], np.array([1.0, 0.0])
         else:  # the registry pairs these methods with the family's problems only
             raise TypeError(f"Frank-Wolfe variants do not solve {problem.name}")
-        return problem.constraint_set, as_kernel_matrix(XT), problem.y, loss, par
+        return problem.constraint_set, linalg.as_kernel_matrix(XT), problem.y, loss, par
 
     @staticmethod
     def _start_atoms(problem: Problem, cset: ConstraintSet) -> list:

@@ -30,10 +30,12 @@ import numpy as np
 from ermviz.base import MethodSpec, Solver, StepRuleSpec
 from ermviz.errors import SettingError
 from ermviz.families.common import solver_factory
+from ermviz.families.lazy import KernelConstant, kernel_module
 from ermviz.families.lssvm.problem import LssvmProblem
 from ermviz.settings import Setting
-from solvers import lssvm as k
-from solvers.tags import STATUS_RUNNING
+from solvers.tags import PAIR_CODES, STATUS_RUNNING
+
+k = kernel_module("solvers.lssvm", globals())
 
 REFERENCES = {
     "cg-two-system": "Suykens, Lukas, Van Dooren, De Moor & Vandewalle, ECCTD 1999",
@@ -43,16 +45,16 @@ REFERENCES = {
 
 STEP_RULES: dict[str, StepRuleSpec] = {
     "cg": StepRuleSpec(
-        "cg",
-        "conjugate-gradient step (exact minimization along the conjugate direction)",
-        (),
-        "Hestenes & Stiefel 1952",
+        name="cg",
+        title="conjugate-gradient step (exact minimization along the conjugate direction)",
+        settings=(),
+        reference="Hestenes & Stiefel 1952",
     ),
     "smo": StepRuleSpec(
-        "smo",
-        "exact minimization along e_i - e_j (two coordinates)",
-        (),
-        REFERENCES["smo"],
+        name="smo",
+        title="exact minimization along e_i - e_j (two coordinates)",
+        settings=(),
+        reference=REFERENCES["smo"],
     ),
 }
 
@@ -98,7 +100,7 @@ def _advise(products: int):
 class LssvmSolver(Solver):
     """Shared set-up of the three methods: kernel data, cache, state and record buffer."""
 
-    columns = k.COLUMNS
+    columns = KernelConstant("solvers.lssvm", "COLUMNS")
     certificate_kind = "rel_duality_gap"
     summary_columns = ("kernel_evals", "kernel_computed")
     #: Products with Q per iteration (0: SMO, which needs two kernel columns).
@@ -267,7 +269,7 @@ class SmoSolver(LssvmSolver):
 
     def __init__(self, problem: LssvmProblem, step: str, settings: dict[str, Any], tol: float):
         super().__init__(problem, step, settings, tol)
-        self.istate[k.I_PAIR] = k.PAIR_CODES[settings["pair"]]
+        self.istate[k.I_PAIR] = PAIR_CODES[settings["pair"]]
         n = problem.n
         self._ci, self._cj = np.zeros(n), np.zeros(n)
         # Without the whole matrix, an LRU cache of kernel columns within kernel_cache_mb
@@ -291,43 +293,43 @@ class SmoSolver(LssvmSolver):
 _PROBLEMS = (LssvmProblem.name,)
 METHODS: dict[str, MethodSpec] = {
     "cg-two-system": MethodSpec(
-        "cg-two-system",
-        "LS-SVM: two conjugate-gradient runs in lock-step (Suykens et al.)",
-        "lssvm",
-        _PROBLEMS,
-        ("cg",),
-        (),
-        REFERENCES["cg-two-system"],
-        solver_factory(TwoSystemCgSolver),
+        name="cg-two-system",
+        title="LS-SVM: two conjugate-gradient runs in lock-step (Suykens et al.)",
+        family="lssvm",
+        problems=_PROBLEMS,
+        step_rules=("cg",),
+        settings=(),
+        reference=REFERENCES["cg-two-system"],
+        factory=solver_factory(TwoSystemCgSolver),
         advise=_advise(2),
     ),
     "cg-reduced": MethodSpec(
-        "cg-reduced",
-        "LS-SVM: one conjugate-gradient run on the reduced system (Chu, Ong & Keerthi)",
-        "lssvm",
-        _PROBLEMS,
-        ("cg",),
-        (),
-        REFERENCES["cg-reduced"],
-        solver_factory(ReducedCgSolver),
+        name="cg-reduced",
+        title="LS-SVM: one conjugate-gradient run on the reduced system (Chu, Ong & Keerthi)",
+        family="lssvm",
+        problems=_PROBLEMS,
+        step_rules=("cg",),
+        settings=(),
+        reference=REFERENCES["cg-reduced"],
+        factory=solver_factory(ReducedCgSolver),
         advise=_advise(1),
     ),
     "smo": MethodSpec(
-        "smo",
-        "LS-SVM: SMO, two coordinates per step (Keerthi & Shevade)",
-        "lssvm",
-        _PROBLEMS,
-        ("smo",),
-        (
+        name="smo",
+        title="LS-SVM: SMO, two coordinates per step (Keerthi & Shevade)",
+        family="lssvm",
+        problems=_PROBLEMS,
+        step_rules=("smo",),
+        settings=(
             Setting(
                 "pair",
                 "choice",
                 "max-violating",
                 "working pair: the maximal violating pair, or j chosen by second-order gain",
-                choices=tuple(k.PAIR_CODES),
+                choices=tuple(PAIR_CODES),
             ),
         ),
-        REFERENCES["smo"],
-        solver_factory(SmoSolver),
+        reference=REFERENCES["smo"],
+        factory=solver_factory(SmoSolver),
     ),
 }

@@ -25,10 +25,12 @@ import scipy.sparse as sp
 from ermviz.base import Problem
 from ermviz.errors import DataError
 from ermviz.families.common import binary_metrics, check_binary
+from ermviz.families.lazy import kernel_module
 from ermviz.geometry import DecisionPlane
 from ermviz.settings import Setting
-from solvers import lssvm as lk
-from solvers.linalg import as_kernel_matrix
+
+lk = kernel_module("solvers.lssvm", globals())
+linalg = kernel_module("solvers.linalg", globals())
 
 #: Rows sampled (seeded) for the median-distance heuristic of ``sigma2``.
 MEDIAN_SAMPLE = 1000
@@ -137,7 +139,7 @@ class LssvmProblem(Problem):
         self.sigma2 = float(self.settings["sigma2"])
         self.settings["task"] = task
         self.sq = np.ascontiguousarray(_sq_norms(self.X), dtype=np.float64)
-        self._Xk = as_kernel_matrix(self.X)
+        self._Xk = linalg.as_kernel_matrix(self.X)
         self._biases: dict[bytes, float] = {}
         self._gram: np.ndarray | None = None
         self._gram_lock = threading.Lock()
@@ -151,7 +153,7 @@ class LssvmProblem(Problem):
         if Xq is self.X:
             Xk, sqq = self._Xk, self.sq
         else:
-            Xk, sqq = as_kernel_matrix(Xq), np.ascontiguousarray(_sq_norms(Xq), dtype=float)
+            Xk, sqq = linalg.as_kernel_matrix(Xq), np.ascontiguousarray(_sq_norms(Xq), dtype=float)
         out = np.empty(Xq.shape[0])
         alpha = np.ascontiguousarray(alpha, dtype=np.float64)
         lk.kernel_times(

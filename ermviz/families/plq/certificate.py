@@ -12,14 +12,16 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ermviz.families.lazy import kernel_module
 from ermviz.settings import Setting
-from solvers import rehline as kern
 from solvers.tags import (
     STATUS_CONVERGED,
     STATUS_NONFINITE,
     STATUS_RUNNING,
     STATUS_STALLED,
 )
+
+kern = kernel_module("solvers.rehline", globals())
 
 # ---- the certificate both methods of the family stream ---------------------------------
 #: The computed duality gap is exact to about this many eps times the size of the terms

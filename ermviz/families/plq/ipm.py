@@ -38,6 +38,7 @@ import scipy.sparse as sp
 
 from ermviz.base import MethodSpec, Solver, StepRuleSpec
 from ermviz.errors import SettingError
+from ermviz.families.lazy import kernel_module
 from ermviz.families.plq.certificate import (
     CERTIFICATE_SETTINGS,
     BestPoint,
@@ -55,8 +56,6 @@ from ermviz.families.plq.packing import (
 )
 from ermviz.families.plq.problem import PlqProblem
 from ermviz.settings import resolve_settings
-from solvers import plq_ipm as ipm
-from solvers import rehline as kern
 from solvers.tags import (
     BASE_COLUMNS,
     STATUS_CONVERGED,
@@ -66,6 +65,9 @@ from solvers.tags import (
     STEP_NEWTON,
     STEP_NONE,
 )
+
+ipm = kernel_module("solvers.plq_ipm", globals())
+kern = kernel_module("solvers.rehline", globals())
 
 REFERENCE = (
     "Mehrotra (1992), On the implementation of a primal-dual interior point method, "
@@ -96,10 +98,10 @@ IPM_SETTINGS = CERTIFICATE_SETTINGS
 
 STEP_RULES: dict[str, StepRuleSpec] = {
     "newton": StepRuleSpec(
-        "newton",
-        "Mehrotra predictor-corrector Newton step (fraction to the boundary)",
-        (),
-        REFERENCE,
+        name="newton",
+        title="Mehrotra predictor-corrector Newton step (fraction to the boundary)",
+        settings=(),
+        reference=REFERENCE,
     ),
 }
 
@@ -546,14 +548,14 @@ def _build(problem: Any, step: str, settings: dict[str, Any], tol: float) -> Sol
 
 METHODS: dict[str, MethodSpec] = {
     "ipm": MethodSpec(
-        "ipm",
-        "primal-dual interior-point method (Mehrotra), d x d Newton systems",
-        "rehline",
-        (PlqProblem.name,),
-        ("newton",),
-        IPM_SETTINGS,
-        REFERENCE,
-        _build,
+        name="ipm",
+        title="primal-dual interior-point method (Mehrotra), d x d Newton systems",
+        family="rehline",
+        problems=(PlqProblem.name,),
+        step_rules=("newton",),
+        settings=IPM_SETTINGS,
+        reference=REFERENCE,
+        factory=_build,
         default_step="newton",
     ),
 }

@@ -12,11 +12,13 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import scipy.sparse as sp
 
-from solvers import rehline as kern
-from solvers.linalg import as_kernel_matrix
+from ermviz.families.lazy import kernel_module
 
 if TYPE_CHECKING:
     from ermviz.families.plq.problem import PlqProblem
+
+kern = kernel_module("solvers.rehline", globals())
+linalg = kernel_module("solvers.linalg", globals())
 
 
 #: The kernels visit X row by row; a CSR matrix at least this dense is handed to them as a
@@ -36,7 +38,7 @@ def kernel_rows(X: Any) -> np.ndarray | tuple[np.ndarray, np.ndarray, np.ndarray
     :data:`KERNEL_DENSE_MAX_ENTRIES` entries; otherwise the CSR triple of
     :func:`kernel_csr32`."""
     if not sp.issparse(X):
-        return as_kernel_matrix(X)
+        return linalg.as_kernel_matrix(X)
     entries = X.shape[0] * X.shape[1]
     if entries <= KERNEL_DENSE_MAX_ENTRIES and X.nnz >= KERNEL_DENSE_MIN_DENSITY * entries:
         return np.ascontiguousarray(X.toarray(), dtype=np.float64)
@@ -51,7 +53,7 @@ def kernel_csr32(M: Any) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         indices = np.ascontiguousarray(M.indices)
         indptr = np.ascontiguousarray(M.indptr)
     else:
-        data, indices, indptr = as_kernel_matrix(sp.csr_matrix(M))
+        data, indices, indptr = linalg.as_kernel_matrix(sp.csr_matrix(M))
     if indptr[-1] < 2**31 - 1 and M.shape[1] < 2**31 - 1:
         return data, indices.astype(np.int32, copy=False), indptr.astype(np.int32, copy=False)
     return data, indices, indptr

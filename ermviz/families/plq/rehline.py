@@ -52,6 +52,7 @@ import numpy as np
 
 from ermviz.base import MethodSpec, Problem, Solver, StepRuleSpec
 from ermviz.errors import SettingError
+from ermviz.families.lazy import kernel_module
 from ermviz.families.plq.certificate import (
     CERTIFICATE_SETTINGS,
     MAG_FRESH,
@@ -74,7 +75,6 @@ from ermviz.families.plq.packing import (
 from ermviz.families.plq.problem import PlqProblem
 from ermviz.families.scaling import scaling_notices as shared_scaling_notices
 from ermviz.settings import Setting, resolve_settings
-from solvers import rehline as kern
 from solvers.tags import (
     BASE_COLUMNS,
     STATUS_CONVERGED,
@@ -84,6 +84,8 @@ from solvers.tags import (
     STEP_CD,
     STEP_NONE,
 )
+
+kern = kernel_module("solvers.rehline", globals())
 
 
 # ---- feature scales ---------------------------------------------------------------------
@@ -95,7 +97,9 @@ def scaling_notices(pb: PlqProblem) -> list[str]:
 
 # ---- the method ------------------------------------------------------------------------
 STEP_RULES: dict[str, StepRuleSpec] = {
-    "cd": StepRuleSpec("cd", "exact coordinate minimization", (), REFERENCE),
+    "cd": StepRuleSpec(
+        name="cd", title="exact coordinate minimization", settings=(), reference=REFERENCE
+    ),
 }
 
 
@@ -532,14 +536,14 @@ def _build(problem: Problem, step: str, settings: dict[str, Any], tol: float) ->
 
 METHODS: dict[str, MethodSpec] = {
     "rehline": MethodSpec(
-        "rehline",
-        "ReHLine: dual coordinate descent with beta maintained",
-        "rehline",
-        (PlqProblem.name,),
-        ("cd",),
-        REHLINE_SETTINGS,
-        REFERENCE,
-        _build,
+        name="rehline",
+        title="ReHLine: dual coordinate descent with beta maintained",
+        family="rehline",
+        problems=(PlqProblem.name,),
+        step_rules=("cd",),
+        settings=REHLINE_SETTINGS,
+        reference=REFERENCE,
+        factory=_build,
         default_step="cd",
     ),
 }

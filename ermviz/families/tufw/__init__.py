@@ -2,7 +2,7 @@
 
 Problem ``nonconvex-l1`` (:mod:`.problem`; it also solves the Frank-Wolfe family's
 ``logreg-l1``), methods ``tufw``, ``spider-fw``, ``csfw`` and ``fw-nc`` with their step
-rules and the aliases of older names (:mod:`.methods`), solver adapters in :mod:`.solvers`;
+rules and the aliases of older names (:mod:`.methods`), solver adapters in :mod:`.adapters`;
 kernels in :mod:`solvers.tufw`. Reference: Xiong & Freund, "Using Taylor-approximated
 gradients to improve the Frank-Wolfe method for empirical risk minimization" (SIAM J.
 Optim.).

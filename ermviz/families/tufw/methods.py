@@ -21,7 +21,7 @@ which are moved to the current iterate by a batch rule. The numerics are in
   the minimizer of the Taylor quadratic model over ``[0, gamma_k]``) and ``taylor-exact``
   (the same with ``gamma_k = 1``: exact line search on the Taylor model).
 
-Timing and checkpoints: see :mod:`ermviz.families.tufw.solvers`.
+Timing and checkpoints: see :mod:`ermviz.families.tufw.adapters`.
 """
 
 from __future__ import annotations
@@ -30,15 +30,15 @@ from ermviz.base import MethodAlias, MethodSpec, StepRuleSpec
 from ermviz.families.common import solver_factory
 from ermviz.families.frank_wolfe.methods import FW_SETTINGS
 from ermviz.families.frank_wolfe.problems import LogregL1
-from ermviz.families.tufw.problem import NonconvexL1
-from ermviz.families.tufw.solvers import (
+from ermviz.families.tufw.adapters import (
     CsfwSolver,
     GlmFrankWolfeSolver,
     SpiderFwSolver,
     TufwSolver,
 )
+from ermviz.families.tufw.problem import NonconvexL1
 from ermviz.settings import Setting
-from solvers import tufw as k
+from solvers.tags import OPEN_LOOP_CODES, TAYLOR_CODES
 
 # -- settings and step rules --------------------------------------------------------------
 K_SETTING = Setting(
@@ -52,31 +52,33 @@ K_SETTING = Setting(
 
 STEP_RULES: dict[str, StepRuleSpec] = {
     "constant-sqrt": StepRuleSpec(
-        "constant-sqrt",
-        "constant 1/sqrt(K+1), K fixed in advance (non-convex theory)",
-        (K_SETTING,),
-        "Xiong & Freund, Theorem A.2",
+        name="constant-sqrt",
+        title="constant 1/sqrt(K+1), K fixed in advance (non-convex theory)",
+        settings=(K_SETTING,),
+        reference="Xiong & Freund, Theorem A.2",
     ),
     "taylor-adaptive": StepRuleSpec(
-        "taylor-adaptive",
-        "min(gamma_k, g^T (x - s) / d^T H d): the Taylor-model minimizer capped by gamma_k",
-        (
+        name="taylor-adaptive",
+        title="min(gamma_k, g^T (x - s) / d^T H d): the Taylor-model minimizer capped by gamma_k",
+        settings=(
             Setting(
                 "cap",
                 "choice",
                 "auto",
                 "the open-loop gamma_k capping the step: 2/(k+2), 1/sqrt(k+1), 1/sqrt(K+1) "
                 "or 1; auto = 2/(k+2) on convex problems, 1/sqrt(k+1) on non-convex ones",
-                choices=("auto", *k.OPEN_LOOP_CODES),
+                choices=("auto", *OPEN_LOOP_CODES),
             ),
         ),
-        "Xiong & Freund, (B-6)",
+        reference="Xiong & Freund, (B-6)",
     ),
     "taylor-exact": StepRuleSpec(
-        "taylor-exact",
-        "exact line search on the Taylor quadratic model over [0, 1] ((B-6) with gamma_k = 1)",
-        (),
-        "Xiong & Freund, (B-6)",
+        name="taylor-exact",
+        title=(
+            "exact line search on the Taylor quadratic model over [0, 1] ((B-6) with gamma_k = 1)"
+        ),
+        settings=(),
+        reference="Xiong & Freund, (B-6)",
     ),
 }
 
@@ -142,7 +144,7 @@ RULE_SETTING = Setting(
     "choice",
     "dbd-sqrtk",
     "Taylor-point rule: sbd-sqrtk, dbd-sqrtk, sbd-k4, dbd-k4",
-    choices=tuple(k.TAYLOR_CODES),
+    choices=tuple(TAYLOR_CODES),
 )
 
 
@@ -188,44 +190,44 @@ _RULE_TITLES = {
 
 METHODS: dict[str, MethodSpec] = {
     "tufw": MethodSpec(
-        "tufw",
-        "Taylor-approximated-gradient Frank-Wolfe (TUFW)",
-        "tufw",
-        _PROBLEMS,
-        _TUFW_STEPS,
-        (RULE_SETTING, *TAYLOR_SETTINGS),
-        XF,
-        solver_factory(TufwSolver),
+        name="tufw",
+        title="Taylor-approximated-gradient Frank-Wolfe (TUFW)",
+        family="tufw",
+        problems=_PROBLEMS,
+        step_rules=_TUFW_STEPS,
+        settings=(RULE_SETTING, *TAYLOR_SETTINGS),
+        reference=XF,
+        factory=solver_factory(TufwSolver),
     ),
     "spider-fw": MethodSpec(
-        "spider-fw",
-        "SPIDER Frank-Wolfe (recursive variance-reduced gradient estimator)",
-        "tufw",
-        _PROBLEMS,
-        _OPEN,
-        _sampling_settings(True, epoch=True),
-        "Yurtsever, Sra & Cevher, ICML 2019",
-        solver_factory(SpiderFwSolver),
+        name="spider-fw",
+        title="SPIDER Frank-Wolfe (recursive variance-reduced gradient estimator)",
+        family="tufw",
+        problems=_PROBLEMS,
+        step_rules=_OPEN,
+        settings=_sampling_settings(True, epoch=True),
+        reference="Yurtsever, Sra & Cevher, ICML 2019",
+        factory=solver_factory(SpiderFwSolver),
     ),
     "csfw": MethodSpec(
-        "csfw",
-        "constant-batch stochastic Frank-Wolfe (SAG-type memory)",
-        "tufw",
-        _PROBLEMS,
-        _OPEN,
-        _sampling_settings(True, epoch=False),
-        "Negiar et al., ICML 2020",
-        solver_factory(CsfwSolver),
+        name="csfw",
+        title="constant-batch stochastic Frank-Wolfe (SAG-type memory)",
+        family="tufw",
+        problems=_PROBLEMS,
+        step_rules=_OPEN,
+        settings=_sampling_settings(True, epoch=False),
+        reference="Negiar et al., ICML 2020",
+        factory=solver_factory(CsfwSolver),
     ),
     "fw-nc": MethodSpec(
-        "fw-nc",
-        "Frank-Wolfe with the exact gradient for any GLM loss (incl. non-convex)",
-        "tufw",
-        _PROBLEMS,
-        (*_OPEN, "adaptive"),
-        FW_SETTINGS,
-        "Frank & Wolfe 1956; Xiong & Freund (baseline FW)",
-        solver_factory(GlmFrankWolfeSolver),
+        name="fw-nc",
+        title="Frank-Wolfe with the exact gradient for any GLM loss (incl. non-convex)",
+        family="tufw",
+        problems=_PROBLEMS,
+        step_rules=(*_OPEN, "adaptive"),
+        settings=FW_SETTINGS,
+        reference="Frank & Wolfe 1956; Xiong & Freund (baseline FW)",
+        factory=solver_factory(GlmFrankWolfeSolver),
     ),
 }
 
