@@ -11,11 +11,8 @@
   once, then the deterministic problem (logistic regression on the averaged features)
   solved by damped Newton, one trace row per Newton step.
 
-Every method counts its inner samples (column ``samples``, the budget of F.7: ``--max-samples``
-stops a run exactly before a step that would exceed it) and records, at checkpoints
-spaced geometrically in iterations (at most :data:`ROW_SAMPLES` samples apart), the
-estimated ``F`` of its reported iterate and the gap to ``F(x*)``; that evaluation is
-outside the timed region (``eval_seconds``).
+Every method counts its inner samples and records checkpoints as the family's solver base
+does (:mod:`ermviz.families.cso.solver`).
 """
 
 from __future__ import annotations
