@@ -265,7 +265,7 @@ def _cmd_run(args: argparse.Namespace) -> int:
         )
     if "seed" not in cfg.settings and seeded:
         cfg.settings["seed"] = args.seed  # a stochastic method follows --seed
-    validate_method_side(cfg)  # bad names and settings fail before the data are loaded
+    resolved = validate_method_side(cfg)  # bad names and settings fail before the data load
     problem = make_problem(cfg)
     # Warnings about the set-up go out before the solver is built (compilation may take
     # seconds on a fresh install): the problem's scaling check (badly scaled features,
@@ -276,7 +276,7 @@ def _cmd_run(args: argparse.Namespace) -> int:
     for notice in dict.fromkeys([*scaling_notices(problem, cfg.method), *advice]):
         print(f"ermviz: warning: {notice}", file=sys.stderr, flush=True)
     if args.repeat == 1:
-        result, run = _run_once(cfg, problem, args, t_start)
+        result, run = _run_once(cfg, problem, args, t_start, resolved)
         frame, failed = run.frame, result["status"] == "error"
     else:
         result, frame, failed = _run_repeated(cfg, problem, args, t_start)
@@ -328,11 +328,14 @@ def _run_repeated(cfg: Any, problem: Any, args: argparse.Namespace, t_start: flo
     return summary, (lambda: pd.concat(frames, ignore_index=True)), failed
 
 
-def _run_once(cfg: Any, problem: Any, args: argparse.Namespace, t_start: float):
-    """Run ``cfg`` on ``problem``: (its JSON summary, the finished run)."""
+def _run_once(
+    cfg: Any, problem: Any, args: argparse.Namespace, t_start: float, resolved: Any = None
+):
+    """Run ``cfg`` on ``problem`` (its method side ``resolved`` already, when given): (its
+    JSON summary, the finished run)."""
     from ermviz.experiment import make_run
 
-    run = make_run(cfg, problem=problem)
+    run = make_run(cfg, problem=problem, resolved=resolved)
     setup_s = time.perf_counter() - t_start
     run.start()
     try:

@@ -112,7 +112,7 @@ class _RunEstimator(BaseEstimator, metaclass=ABCMeta):
         from ermviz.experiment import make_problem, make_run, validate_method_side
 
         cfg = self._config()
-        validate_method_side(cfg)  # bad names and settings fail before the data are read
+        resolved = validate_method_side(cfg)  # bad names and settings fail before the data
         X, y, task = self._validate_xy(X, y)
         # A Dataset's arrays are read-only, and validate_data may hand back the caller's
         # own array: copy, so that fitting never freezes the user's X.
@@ -121,7 +121,7 @@ class _RunEstimator(BaseEstimator, metaclass=ABCMeta):
             f"{type(self).__name__} data", X, y, task, "array", "", dense=not sp.issparse(X)
         )
         problem = make_problem(cfg, dataset=ds)
-        return make_run(cfg, problem=problem)
+        return make_run(cfg, problem=problem, resolved=resolved)
 
     def _finish(self, run: Any) -> _RunEstimator:
         summary = run.summary()

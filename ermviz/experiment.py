@@ -13,7 +13,14 @@ from typing import Any
 from ermviz import data as data_mod
 from ermviz.base import Problem
 from ermviz.errors import SettingError
-from ermviz.registry import build_problem, build_solver, get_method, get_problem, resolve_alias
+from ermviz.registry import (
+    ResolvedMethod,
+    build_problem,
+    build_solver,
+    get_method,
+    get_problem,
+    resolve_alias,
+)
 from ermviz.runner import Budget, Run, RunInfo
 from ermviz.settings import Setting
 
@@ -118,12 +125,13 @@ def make_problem(cfg: RunConfig, dataset: Any = None) -> Problem:
     return build_problem(cfg.problem, ds, **psettings)
 
 
-def validate_method_side(cfg: RunConfig) -> None:
-    """Check the method, step rule and their settings of ``cfg`` (no data needed)."""
-    from ermviz.registry import resolve_method_settings
+def validate_method_side(cfg: RunConfig) -> ResolvedMethod:
+    """Check the method, step rule and their settings of ``cfg`` (no data needed); the
+    resolution, which :func:`make_run` then trusts."""
+    from ermviz.registry import resolve_method
 
     _, msettings = split_settings(cfg.problem, cfg.method, cfg.step, cfg.settings)
-    resolve_method_settings(cfg.method, cfg.step, cfg.problem, msettings)
+    return resolve_method(cfg.method, cfg.step, cfg.problem, msettings)
 
 
 def make_run(
@@ -132,13 +140,17 @@ def make_run(
     problem: Problem | None = None,
     run_id: str | None = None,
     chunk_seconds: float = 0.02,
+    resolved: ResolvedMethod | None = None,
 ) -> Run:
-    """Build (not start) the run ``cfg`` describes; every setting is validated first."""
+    """Build (not start) the run ``cfg`` describes. Its method side is resolved first
+    (before any data are loaded: bad names fail fast) unless ``resolved``, the result of
+    :func:`validate_method_side` on this ``cfg``, is given."""
     _, msettings = split_settings(cfg.problem, cfg.method, cfg.step, cfg.settings)
-    validate_method_side(cfg)  # before loading data: bad names fail fast
+    if resolved is None:
+        resolved = validate_method_side(cfg)
     if problem is None:
         problem = make_problem(cfg)
-    solver = build_solver(problem, cfg.method, cfg.step, msettings, cfg.budget.tol)
+    solver = build_solver(problem, resolved, tol=cfg.budget.tol)
     info = RunInfo(
         dataset=cfg.dataset,
         problem=cfg.problem,

@@ -16,6 +16,8 @@ from __future__ import annotations
 import importlib
 import os
 from collections.abc import Mapping
+from dataclasses import dataclass
+from types import MappingProxyType
 from typing import Any
 
 from ermviz.base import MethodAlias, MethodSpec, Problem, Solver, StepRuleSpec
@@ -138,10 +140,41 @@ def resolve_alias(
     return target, step or alias.step or METHODS[target].step, {**settings, **fixed}
 
 
-def resolve_method_settings(
-    method: str, step: str, problem_name: str, given: dict[str, Any]
-) -> dict[str, Any]:
-    """Check that ``method`` solves ``problem_name`` with ``step``; validate ``given``."""
+@dataclass(frozen=True)
+class ResolvedMethod:
+    """A method, step rule and settings resolved once, at the boundary, for one problem:
+    an alias replaced by the method it stands for, the step rule checked against the
+    method, every setting parsed and its default filled in (:func:`resolve_method`).
+    :func:`build_solver` and the solvers trust it and check nothing again.
+
+    Attributes
+    ----------
+    method : str
+        A listed method (a key of :data:`METHODS`, never an alias).
+    step : str
+        One of the method's step rules.
+    problem : str
+        The problem it was resolved for (one the method solves).
+    settings : Mapping[str, Any]
+        The method's and step rule's settings, validated, with defaults (read-only).
+    """
+
+    method: str
+    step: str
+    problem: str
+    settings: Mapping[str, Any]
+
+    @property
+    def spec(self) -> MethodSpec:
+        return METHODS[self.method]
+
+
+def resolve_method(
+    method: str, step: str | None, problem_name: str, given: Mapping[str, Any]
+) -> ResolvedMethod:
+    """Resolve ``method`` (or an alias) with ``step`` and the settings ``given`` for
+    problem ``problem_name``, checking each once; a bad name, step rule or setting raises
+    a one-line :class:`~ermviz.errors.SettingError` that names the fix."""
     method, step, given = resolve_alias(method, step, given, problem_name)
     spec = get_method(method)
     if problem_name not in spec.problems:
@@ -159,17 +192,42 @@ def resolve_method_settings(
             f"{', '.join(spec.step_rules)}"
         )
     declared = {s.name: s for s in (*spec.settings, *STEP_RULES[step].settings)}
-    return resolve_settings(declared.values(), given, owner=f"{method} with step {step}")
+    settings = resolve_settings(declared.values(), given, owner=f"{method} with step {step}")
+    return ResolvedMethod(method, step, problem_name, MappingProxyType(settings))
+
+
+def resolve_method_settings(
+    method: str, step: str, problem_name: str, given: dict[str, Any]
+) -> dict[str, Any]:
+    """Check that ``method`` solves ``problem_name`` with ``step``; validate ``given``
+    (the settings of :func:`resolve_method`, as a dict)."""
+    return dict(resolve_method(method, step, problem_name, given).settings)
 
 
 def build_solver(
-    problem: Problem, method: str, step: str, settings: dict[str, Any] | None, tol: float
+    problem: Problem,
+    method: str | ResolvedMethod,
+    step: str | None = None,
+    settings: Mapping[str, Any] | None = None,
+    tol: float | None = None,
 ) -> Solver:
-    """Bind ``method`` (or an alias) with ``step`` to ``problem``; ``settings`` are
-    validated here."""
-    method, step, settings = resolve_alias(method, step, dict(settings or {}), problem.name)
-    resolved = resolve_method_settings(method, step, problem.name, settings)
-    return get_method(method).factory(problem, step, resolved, tol)
+    """Bind a method to ``problem`` with certificate tolerance ``tol``.
+
+    ``method`` is a :class:`ResolvedMethod` (resolved at the boundary: trusted, checked
+    only to be for this problem), or a method name or alias with ``step`` and
+    ``settings``, resolved here by :func:`resolve_method`."""
+    if tol is None:
+        raise TypeError("build_solver needs the certificate tolerance tol")
+    if isinstance(method, ResolvedMethod):
+        resolved = method
+        if resolved.problem != problem.name:
+            raise SettingError(
+                f"{resolved.method} was resolved for problem {resolved.problem!r}, not "
+                f"{problem.name!r}: resolve it again for {problem.name!r}"
+            )
+    else:
+        resolved = resolve_method(method, step, problem.name, dict(settings or {}))
+    return resolved.spec.factory(problem, resolved.step, dict(resolved.settings), float(tol))
 
 
 __all__ = [
@@ -178,11 +236,13 @@ __all__ = [
     "METHODS",
     "PROBLEMS",
     "STEP_RULES",
+    "ResolvedMethod",
     "build_problem",
     "build_solver",
     "get_method",
     "get_problem",
     "register_family",
     "resolve_alias",
+    "resolve_method",
     "resolve_method_settings",
 ]

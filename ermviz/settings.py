@@ -146,6 +146,13 @@ def resolve_settings(
     return out
 
 
+def with_defaults(declared: Iterable[Setting], settings: Mapping[str, Any]) -> dict[str, Any]:
+    """Defaults overlaid with ``settings``, trusted: for a solver whose settings were
+    resolved at the boundary (:func:`ermviz.registry.resolve_method`), or that code built
+    directly with some of them."""
+    return {**{s.name: s.default for s in declared}, **settings}
+
+
 def parse_assignments(items: Iterable[str]) -> dict[str, str]:
     """Turn ``["C=1", "radius=10"]`` into a dict; a malformed item raises SettingError."""
     out: dict[str, str] = {}

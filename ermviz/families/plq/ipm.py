@@ -55,7 +55,7 @@ from ermviz.families.plq.packing import (
     pack_pieces,
 )
 from ermviz.families.plq.problem import PlqProblem
-from ermviz.settings import resolve_settings
+from ermviz.settings import with_defaults
 from solvers.tags import (
     BASE_COLUMNS,
     STATUS_CONVERGED,
@@ -141,9 +141,8 @@ class PlqIpmSolver(Solver):
         settings: dict[str, Any] | None = None,
         tol: float = 1e-6,
     ) -> None:
-        if not isinstance(problem, PlqProblem):
-            raise TypeError(f"ipm solves the plq problem, not {problem.name}")
-        settings = resolve_settings(IPM_SETTINGS, settings or {}, owner="ipm")
+        # Resolved by the registry (resolve_method): trusted here.
+        settings = with_defaults(IPM_SETTINGS, settings or {})
         self.problem = pb = problem
         m_duals = pb.K + pb.n * (pb.L + pb.H) + 2 * pb.l1w.shape[0]
         self.nside = bool(m_duals < pb.d and pb.d > NSIDE_MIN_D and m_duals <= MAX_NSIDE_M)

@@ -74,7 +74,7 @@ from ermviz.families.plq.packing import (
 )
 from ermviz.families.plq.problem import PlqProblem
 from ermviz.families.scaling import scaling_notices as shared_scaling_notices
-from ermviz.settings import Setting, resolve_settings
+from ermviz.settings import Setting, with_defaults
 from solvers.tags import (
     BASE_COLUMNS,
     STATUS_CONVERGED,
@@ -188,9 +188,8 @@ class ReHLineSolver(Solver):
         tol: float = 1e-6,
         warm_start: dict[str, Any] | None = None,
     ) -> None:
-        if not isinstance(problem, PlqProblem):
-            raise TypeError(f"rehline solves the plq problem, not {problem.name}")
-        settings = resolve_settings(REHLINE_SETTINGS, settings or {}, owner="rehline")
+        # Resolved by the registry (resolve_method): trusted here.
+        settings = with_defaults(REHLINE_SETTINGS, settings or {})
         self.problem = pb = problem
         self.tol = float(tol)
         self.relative = settings["gap"] == "relative"
