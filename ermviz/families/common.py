@@ -58,8 +58,7 @@ def solver_factory(
     ``(problem, step, settings, tol)``: ``cls``, or, when the method is implemented by a
     different class on each problem, ``by_problem[problem.name]``. (The Frank-Wolfe
     family's solvers implement several methods each and also take the method's name, so
-    that family dispatches in its own factory; PLQ's checks its settings against the
-    problem first.)"""
+    that family dispatches in its own factory.)"""
     if (cls is None) == (by_problem is None):
         raise TypeError("solver_factory takes a class or by_problem, not both")
     classes = dict(by_problem or {})

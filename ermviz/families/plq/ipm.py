@@ -38,6 +38,7 @@ import scipy.sparse as sp
 
 from ermviz.base import MethodSpec, Solver, StepRuleSpec
 from ermviz.errors import SettingError
+from ermviz.families.common import solver_factory
 from ermviz.families.lazy import kernel_module
 from ermviz.families.plq.certificate import (
     CERTIFICATE_SETTINGS,
@@ -541,10 +542,6 @@ def _empty_rows(X: tuple[np.ndarray, np.ndarray, np.ndarray]) -> tuple:
     return data[:0], indices[:0], indptr[:1]
 
 
-def _build(problem: Any, step: str, settings: dict[str, Any], tol: float) -> Solver:
-    return PlqIpmSolver(problem, step, settings, tol)
-
-
 METHODS: dict[str, MethodSpec] = {
     "ipm": MethodSpec(
         name="ipm",
@@ -554,7 +551,7 @@ METHODS: dict[str, MethodSpec] = {
         step_rules=("newton",),
         settings=IPM_SETTINGS,
         reference=REFERENCE,
-        factory=_build,
+        factory=solver_factory(PlqIpmSolver),
         default_step="newton",
     ),
 }

@@ -50,8 +50,9 @@ from typing import Any
 
 import numpy as np
 
-from ermviz.base import MethodSpec, Problem, Solver, StepRuleSpec
+from ermviz.base import MethodSpec, Solver, StepRuleSpec
 from ermviz.errors import SettingError
+from ermviz.families.common import solver_factory
 from ermviz.families.lazy import kernel_module
 from ermviz.families.plq.certificate import (
     CERTIFICATE_SETTINGS,
@@ -529,10 +530,6 @@ class ReHLineSolver(Solver):
         return self._k
 
 
-def _build(problem: Problem, step: str, settings: dict[str, Any], tol: float) -> Solver:
-    return ReHLineSolver(problem, step, settings, tol)
-
-
 METHODS: dict[str, MethodSpec] = {
     "rehline": MethodSpec(
         name="rehline",
@@ -542,7 +539,7 @@ METHODS: dict[str, MethodSpec] = {
         step_rules=("cd",),
         settings=REHLINE_SETTINGS,
         reference=REFERENCE,
-        factory=_build,
+        factory=solver_factory(ReHLineSolver),
         default_step="cd",
     ),
 }
