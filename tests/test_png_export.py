@@ -11,12 +11,16 @@ from the server's event loop).
 from __future__ import annotations
 
 import io
+import os
 import struct
+import subprocess
+import sys
 import time
 from pathlib import Path
 
 import pytest
 from test_app_browser import _open, _statuses, _wait, page, server  # noqa: F401  (fixtures)
+from test_faults import served_session  # noqa: F401  (a fixture)
 
 from ermviz.app import png as png_mod
 from ermviz.app.model import DashboardModel
@@ -24,7 +28,8 @@ from ermviz.app.model import DashboardModel
 pytestmark = pytest.mark.browser
 
 CHROMIUM = "/usr/bin/chromium"
-ARTIFACTS = Path(__file__).resolve().parent.parent / "test-artifacts"
+REPO = Path(__file__).resolve().parent.parent
+ARTIFACTS = REPO / "test-artifacts"
 
 
 def _size(data: bytes) -> tuple[int, int]:
@@ -149,3 +154,81 @@ def test_the_export_tab_downloads_the_png_on_a_served_page(server: str, page) ->
     width, height = _size(data)
     assert width == png_mod.PNG_WIDTH and height > 700
     assert page.locator(".notyf__message").all_inner_texts() == []
+
+
+def test_a_served_page_starts_chromium_when_its_export_tab_shows_not_before(
+    served_session,  # noqa: F811
+    monkeypatch,
+) -> None:
+    # Every fresh page builds the Export view; starting Chromium then cost the first page of
+    # a class its CPU, and left Playwright's thread running when the server stopped.
+    from ermviz.app import export_view
+    from ermviz.app.lessons_view import TAB_INDEX
+    from ermviz.app.page import build_dashboard
+
+    calls: list[int] = []
+    monkeypatch.setattr(export_view, "prewarm", lambda: calls.append(1))
+    dash = build_dashboard("")
+    tabs = dash.tabs()
+    assert calls == [], "Chromium started by building the page"
+    tabs.active = TAB_INDEX["export"]
+    assert calls == [1]
+
+
+def _children_running(pattern: bytes) -> list[int]:
+    me = str(os.getpid()).encode()
+    found = []
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            stat = Path(f"/proc/{entry}/stat").read_bytes()
+            cmdline = Path(f"/proc/{entry}/cmdline").read_bytes()
+        except OSError:
+            continue
+        if stat.rsplit(b")", 1)[1].split()[1] == me and pattern in cmdline:
+            found.append(int(entry))
+    return found
+
+
+def test_the_renderer_closes_chromium_and_playwright_at_shutdown_and_then_refuses() -> None:
+    before = set(_children_running(b"playwright"))  # (the shared renderer's, if running)
+    renderer = png_mod._Renderer()
+    renderer.submit("warm", None, png_mod.PNG_WIDTH).result(timeout=120)
+    driver = set(_children_running(b"playwright")) - before
+    assert driver, "the renderer runs Playwright's driver"
+    thread = renderer._thread
+    renderer.shutdown()
+    assert thread is not None and not thread.is_alive()
+    deadline = time.monotonic() + 10
+    while driver & set(_children_running(b"playwright")) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert not driver & set(_children_running(b"playwright")), "Playwright outlived it"
+    with pytest.raises(png_mod.PngError, match="shutting down"):
+        renderer.submit("warm", None, png_mod.PNG_WIDTH).result(timeout=5)
+
+
+#: Exits while the renderer's thread is inside Playwright: before the fix, 5 of 6 crashed.
+_EXIT_WHILE_STARTING = """
+import sys, time
+from ermviz.app import png
+job = png._RENDERER.submit("warm", None, png.PNG_WIDTH)
+while not job.running():  # the thread is starting Playwright and Chromium
+    time.sleep(0.01)
+time.sleep(float(sys.argv[1]))
+print("exiting", job.done(), flush=True)
+"""
+
+
+@pytest.mark.parametrize("seconds", [0.2, 0.8, 1.5])
+def test_a_process_exiting_while_chromium_starts_exits_cleanly(seconds: float) -> None:
+    # The at-exit hook ends the renderer's thread before the interpreter tears down; left
+    # inside Playwright's greenlets it crashed the process (SIGSEGV; a server stopped by
+    # SIGTERM in CI).
+    env = {**os.environ, "PYTHONFAULTHANDLER": "1"}
+    proc = subprocess.run(
+        [sys.executable, "-c", _EXIT_WHILE_STARTING, str(seconds)], cwd=REPO, env=env,
+        capture_output=True, text=True, timeout=120,
+    )  # fmt: skip
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert "exiting" in proc.stdout

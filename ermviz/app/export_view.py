@@ -86,9 +86,14 @@ class ExportView(pn.viewable.Viewer):
         )
 
     def __panel__(self) -> pn.viewable.Viewable:
-        if pn.state.curdoc is not None and pn.state.curdoc.session_context is not None:
-            prewarm()  # the tab is shown: start Chromium now, the PNG export is then ~1 s
         return self.layout
+
+    def shown(self) -> None:
+        """The Export tab is shown on a served page: start the server's Chromium now, so
+        that the PNG export takes about 1 s. (Not when the view is built: every fresh page
+        builds it, and Chromium's start-up would cost the first page of a class.)"""
+        if pn.state.curdoc is not None and pn.state.curdoc.session_context is not None:
+            prewarm()
 
     def export_html(self):
         """The current figures (and results) as one standalone HTML file (Bokeh inline)."""

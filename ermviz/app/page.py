@@ -460,7 +460,8 @@ class Dashboard:
         return self._tabs
 
     def _build_tab(self, index: int) -> None:
-        """Build the view of tab ``index`` (once): it is about to show."""
+        """Build the view of tab ``index`` (once), or start what it needs: it is about to
+        show."""
         views = {
             TAB_INDEX["lessons"]: self.lessons_view,
             TAB_INDEX["race"]: self.race_view,
@@ -468,6 +469,8 @@ class Dashboard:
         }
         if index in views:
             views[index].build()
+        elif index == TAB_INDEX["export"]:
+            self.export_view.shown()
 
     def panel(self) -> pn.viewable.Viewable:
         """The whole dashboard as one layout (for Jupyter; no template).

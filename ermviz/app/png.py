@@ -15,11 +15,14 @@ parsing Bokeh's 1.7 MB of script; a warm renderer draws the same PNG in about 1 
 
 Playwright's sync API refuses to run on a thread with a running asyncio loop (a served
 page's callbacks do), so the browser lives on a thread of its own and exports are handed
-to it through a queue.
+to it through a queue. That thread is ended at exit (:meth:`_Renderer.shutdown`): left
+inside Playwright's greenlets while the interpreter tore down, it crashed a server stopped
+by SIGTERM (SIGSEGV in ``greenlet``'s switch, seen in CI and reproduced 3 times in 6).
 """
 
 from __future__ import annotations
 
+import atexit
 import json
 import os
 import queue
@@ -37,6 +40,8 @@ PNG_WIDTH = 1240
 RENDER_TIMEOUT_MS = 30_000
 #: Seconds without an export after which the shared Chromium is closed.
 IDLE_SECONDS = 300.0
+#: Longest wait at exit for the renderer's thread to close Chromium and Playwright.
+SHUTDOWN_SECONDS = 15.0
 #: Exports drawn in the renderer's tab before it is reloaded (frees Bokeh's old views).
 RELOAD_EVERY = 25
 #: Where Chromium is looked for unless ``$ERMVIZ_CHROMIUM`` says otherwise.
@@ -123,26 +128,59 @@ class _Renderer:
         self._lock = threading.Lock()
         self._jobs: queue.Queue = queue.Queue()
         self._thread: threading.Thread | None = None
+        self._closing = False
+        self._exit_hook = False
 
     def submit(self, kind: str, payload: Any, width: int) -> Future:
         future: Future = Future()
         with self._lock:
+            if self._closing:
+                future.set_exception(PngError("PNG export: the server is shutting down"))
+                return future
             self._jobs.put((kind, payload, int(width), future))
             if self._thread is None:
                 self._thread = threading.Thread(target=self._loop, name="ermviz-png", daemon=True)
                 self._thread.start()
+                if not self._exit_hook:
+                    self._exit_hook = True
+                    atexit.register(self.shutdown)
         return future
 
+    def shutdown(self, timeout: float = SHUTDOWN_SECONDS) -> None:
+        """Refuse new exports, fail the queued ones, and let the thread close Chromium and
+        Playwright and end (``timeout`` seconds at most; then Playwright's driver process
+        is killed, which ends any call the thread is blocked in)."""
+        with self._lock:
+            self._closing = True
+            thread = self._thread
+            self._jobs.put(None)  # wakes a thread waiting for its next job
+        if thread is None or thread is threading.current_thread():
+            return
+        thread.join(timeout)
+        if thread.is_alive():
+            _kill_playwright_driver()
+            thread.join(5.0)
+
     def _next(self) -> tuple | None:
-        """The next job; None (and the thread given up) after IDLE_SECONDS without one."""
+        """The next job; None (and the thread given up) after IDLE_SECONDS without one, or
+        at shutdown (jobs still queued are failed)."""
         while True:
             try:
-                return self._jobs.get(timeout=IDLE_SECONDS)
+                job = self._jobs.get(timeout=IDLE_SECONDS)
             except queue.Empty:
                 with self._lock:
                     if self._jobs.empty():
                         self._thread = None
                         return None
+                continue
+            if job is not None and not self._closing:
+                return job
+            if job is not None:
+                job[3].set_exception(PngError("PNG export: the server is shutting down"))
+                continue
+            with self._lock:
+                self._thread = None
+            return None
 
     def _loop(self) -> None:
         try:
@@ -245,6 +283,33 @@ class _Renderer:
         )
         last_render["width"], last_render["height"] = size
         return tab.screenshot(full_page=True, type="png")
+
+
+def _kill_playwright_driver() -> None:
+    """Kill this process's Playwright driver (a child process running ``playwright``'s
+    node ``cli.js run-driver``): the calls blocked on it then fail at once."""
+    import signal
+
+    me = str(os.getpid())
+    try:
+        entries = os.listdir("/proc")
+    except OSError:  # not Linux: nothing to look through
+        return
+    for entry in entries:
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry}/stat", "rb") as fh:
+                parent = fh.read().rsplit(b")", 1)[1].split()[1].decode()
+            with open(f"/proc/{entry}/cmdline", "rb") as fh:
+                cmdline = fh.read()
+        except OSError:
+            continue
+        if parent == me and b"playwright" in cmdline:
+            try:
+                os.kill(int(entry), signal.SIGKILL)
+            except OSError:
+                pass
 
 
 def _shell_page() -> str:
