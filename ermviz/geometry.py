@@ -118,37 +118,69 @@ class Geometry:
             window = (lo[0] - pad[0], hi[0] + pad[0], lo[1] - pad[1], hi[1] + pad[1])
         xs = np.linspace(window[0], window[1], resolution)
         ys = np.linspace(window[2], window[3], resolution)
-        Z = np.full((resolution, resolution), np.nan)
-        for i, y in enumerate(ys):
-            for j, x in enumerate(xs):
-                point = self._point_at(np.array([x, y]))
-                if point is not None:
-                    Z[i, j] = problem.objective(point)
-        return xs, ys, Z
+        gx, gy = np.meshgrid(xs, ys)  # [i, j] = (xs[j], ys[i])
+        points, inside = self._points_at(np.column_stack([gx.ravel(), gy.ravel()]))
+        Z = np.full(resolution * resolution, np.nan)
+        Z[inside] = objectives(problem, points)
+        return xs, ys, Z.reshape(resolution, resolution)
 
     def _point_at(self, xy: np.ndarray) -> np.ndarray | None:
         """The feasible point drawn at ``xy`` (None outside the drawing)."""
+        points, inside = self._points_at(np.asarray(xy, dtype=float).reshape(1, 2))
+        return points[0] if inside[0] else None
+
+    def _points_at(self, xy: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """The feasible points drawn at the rows of ``xy`` (k, 2): ``(points, inside)``,
+        ``inside`` (k,) marking the rows within the drawing and ``points`` (inside.sum(),
+        dim) their points (Cartesian sets: the rows themselves; simplices: the weights).
+        One pass over all rows: a grid of 121^2 points, looped in Python, took 0.2 s and
+        a point-by-point objective 1 s more on each teaching race's Start."""
+        x, y = xy[:, 0], xy[:, 1]
         if self.kind == "diamond":
-            return xy.copy() if abs(xy[0]) + abs(xy[1]) <= self.radius else None
-        if self.kind == "disc":
-            return xy.copy() if xy[0] * xy[0] + xy[1] * xy[1] <= self.radius**2 else None
-        if self.kind == "box":
-            inside = self.lo <= xy[0] <= self.hi and self.lo <= xy[1] <= self.hi
-            return xy.copy() if inside else None
-        faces = self.faces or [(0, 1, 2)]
-        for face in faces:
+            inside = np.abs(x) + np.abs(y) <= self.radius
+        elif self.kind == "disc":
+            inside = x * x + y * y <= self.radius**2
+        elif self.kind == "box":
+            inside = (self.lo <= x) & (x <= self.hi) & (self.lo <= y) & (y <= self.hi)
+        else:
+            return self._simplex_points_at(xy)
+        return xy[inside].copy(), inside
+
+    def _simplex_points_at(self, xy: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """Weights on the atoms of the points drawn at ``xy``: each row lies on the first
+        face (of :attr:`faces`, else the triangle) whose barycentric coordinates of it
+        are all >= 0."""
+        k, n_atoms = xy.shape[0], self.atoms.shape[0]
+        weights = np.zeros((k, n_atoms))
+        inside = np.zeros(k, dtype=bool)
+        for face in self.faces or [(0, 1, 2)]:
             bary = _barycentric(xy, self.atoms[list(face)])
-            if np.all(bary >= -1e-12):
-                alpha = np.zeros(self.atoms.shape[0])
-                alpha[list(face)] = np.clip(bary, 0.0, None)
-                return alpha / alpha.sum()
-        return None
+            on = ~inside & np.all(bary >= -1e-12, axis=1)
+            alpha = np.clip(bary[on], 0.0, None)
+            weights[np.ix_(on, list(face))] = alpha / alpha.sum(axis=1, keepdims=True)
+            inside |= on
+        return weights[inside], inside
+
+
+def objectives(problem: Any, points: np.ndarray) -> np.ndarray:
+    """``problem``'s objective at each row of ``points`` (k, dim): its vectorized
+    ``objectives`` when it has one, else one call of ``objective`` per row."""
+    batch = getattr(problem, "objectives", None)
+    if batch is None:
+        return np.array([problem.objective(point) for point in points], dtype=float)
+    # In blocks: a batch holds (rows, n samples) of margins; ~16 MB whatever n.
+    rows = max(16, 2_000_000 // max(int(getattr(problem, "n", 1)), 1))
+    out = np.empty(points.shape[0])
+    for start in range(0, points.shape[0], rows):
+        out[start : start + rows] = batch(points[start : start + rows])
+    return out
 
 
 def _barycentric(xy: np.ndarray, tri: np.ndarray) -> np.ndarray:
+    """Barycentric coordinates (k, 3) of the rows of ``xy`` (k, 2) in triangle ``tri``."""
     T = np.column_stack([tri[0] - tri[2], tri[1] - tri[2]])
-    l12 = np.linalg.solve(T, xy - tri[2])
-    return np.array([l12[0], l12[1], 1.0 - l12.sum()])
+    l12 = np.linalg.solve(T, (xy - tri[2]).T).T
+    return np.column_stack([l12, 1.0 - l12.sum(axis=1)])
 
 
 def simplex_geometry(n: int) -> Geometry | None:

@@ -351,3 +351,82 @@ def test_the_teaching_path_marks_each_point_with_the_step_taken_from_it() -> Non
     assert mappers, "the path points' marker maps the step tags"
     factors = dict(zip(mappers[0].factors, mappers[0].markers, strict=True))
     assert factors["lazy"] == "square" and factors["local"] == "hex" and factors["fw"] == "circle"
+
+
+# -- the contour grid, evaluated in one pass ----------------------------------------------
+
+
+def _grid_cases():
+    from ermviz.data import load_dataset
+    from ermviz.registry import build_problem
+
+    return (
+        [
+            ("toy-simplex-3", "svm-dual", {}),
+            ("toy-simplex-4", "svm-dual", {}),
+            ("toy-2d", "logreg-l1", {}),
+            ("toy-2d", "logreg-l1", {"constraint": "l2"}),
+            ("toy-2d", "logreg-l1", {"constraint": "box", "lo": -1.0, "hi": 2.0}),
+            ("toy-2d", "least-squares", {"constraint": "l2"}),
+        ],
+        load_dataset,
+        build_problem,
+    )
+
+
+@pytest.mark.parametrize("case", range(6))
+def test_the_contour_grid_is_the_objective_at_each_drawn_point(case: int) -> None:
+    # Reference: the problem's own one-point objective at the point each grid node draws,
+    # mapped here by closed forms (Cartesian sets: the node; simplices: the barycentric
+    # coordinates, by numpy's solver, on the first face that holds the node).
+    from ermviz.app.streaming import geometry_for
+
+    cases, load_dataset, build_problem = _grid_cases()
+    dataset, name, settings = cases[case]
+    problem = build_problem(name, load_dataset(dataset), **settings)
+    g = geometry_for(problem)
+    xs, ys, Z = g.objective_grid(problem, resolution=31)
+    rng = np.random.default_rng(case)
+    checked = 0
+    for i, j in zip(rng.integers(0, 31, 300), rng.integers(0, 31, 300), strict=True):
+        xy = np.array([xs[j], ys[i]])
+        point = None
+        if g.cartesian:
+            inside = {
+                "diamond": abs(xy[0]) + abs(xy[1]) <= g.radius,
+                "disc": xy @ xy <= g.radius**2,
+                "box": bool(np.all((g.lo <= xy) & (xy <= g.hi))),
+            }[g.kind]
+            point = xy if inside else None
+        else:
+            for face in g.faces or [(0, 1, 2)]:
+                tri = g.atoms[list(face), :2]
+                lam = np.linalg.solve(np.vstack([tri.T, np.ones(3)]), np.append(xy, 1.0))
+                if np.all(lam >= -1e-12):
+                    point = np.zeros(g.atoms.shape[0])
+                    point[list(face)] = np.clip(lam, 0, None) / np.clip(lam, 0, None).sum()
+                    break
+        if point is None:
+            assert np.isnan(Z[i, j]), (xy, Z[i, j])
+        else:
+            assert Z[i, j] == pytest.approx(problem.objective(point), rel=1e-12, abs=1e-14)
+            checked += 1
+    assert checked > 50
+
+
+def test_vectorized_objectives_equal_the_one_point_objective_on_sparse_data() -> None:
+    from ermviz.data import load_dataset
+    from ermviz.registry import build_problem
+
+    a1a = load_dataset("a1a")  # CSR
+    rng = np.random.default_rng(0)
+    for name in ("logreg-l1", "least-squares"):
+        problem = build_problem(name, a1a, radius=5.0)
+        xs = rng.normal(size=(7, problem.dim)) / problem.dim
+        want = [problem.objective(x) for x in xs]
+        np.testing.assert_allclose(problem.objectives(xs), want, rtol=1e-12)
+    dual = build_problem("svm-dual", load_dataset("toy-simplex-4"))
+    alphas = rng.dirichlet(np.ones(dual.dim), size=5)
+    np.testing.assert_allclose(
+        dual.objectives(alphas), [dual.objective(a) for a in alphas], rtol=1e-12
+    )

@@ -119,6 +119,12 @@ class SvmDual(Problem):
         w = self.w_of(alpha)
         return float(w @ w + self.inv_c * (alpha @ alpha))
 
+    def objectives(self, alphas: np.ndarray) -> np.ndarray:
+        """:meth:`objective` at each row of ``alphas`` (k, n), shape (k,) (the teaching
+        view's contour grid)."""
+        W = _rows_times(alphas * self.y, self.X)  # (k, d): each row's w = Z alpha
+        return np.einsum("ij,ij->i", W, W) + self.inv_c * np.einsum("ij,ij->i", alphas, alphas)
+
     def gradient(self, alpha: np.ndarray) -> np.ndarray:
         w = self.w_of(alpha)
         return 2.0 * (self.y * np.asarray(self.X @ w).ravel() + self.inv_c * alpha)
@@ -291,6 +297,11 @@ class LogregL1(ConstrainedProblem):
     def objective(self, x: np.ndarray) -> float:
         return float(np.mean(log1pexp(-self.y * self.margins(x))))
 
+    def objectives(self, xs: np.ndarray) -> np.ndarray:
+        """:meth:`objective` at each row of ``xs`` (k, p), shape (k,)."""
+        margins = _rows_times(xs, self.X.T)  # (k, n)
+        return np.mean(log1pexp(-self.y * margins), axis=1)
+
     def gradient(self, x: np.ndarray) -> np.ndarray:
         r = -self.y * sigmoid(-self.y * self.margins(x)) / self.n
         return np.asarray(self.X.T @ r).ravel()
@@ -380,6 +391,11 @@ class LeastSquares(ConstrainedProblem):
         r = self.residual(x)
         return float(r @ r) / (2.0 * self.n)
 
+    def objectives(self, xs: np.ndarray) -> np.ndarray:
+        """:meth:`objective` at each row of ``xs`` (k, p), shape (k,)."""
+        R = _rows_times(xs, self.X.T) - self.y  # (k, n) residuals
+        return np.einsum("ij,ij->i", R, R) / (2.0 * self.n)
+
     def gradient(self, x: np.ndarray) -> np.ndarray:
         return np.asarray(self.X.T @ self.residual(x)).ravel() / self.n
 
@@ -402,3 +418,9 @@ def _problems() -> dict[str, type[Problem]]:
 
 
 PROBLEMS: dict[str, type[Problem]] = _problems()
+
+
+def _rows_times(rows: np.ndarray, M: np.ndarray | sp.spmatrix) -> np.ndarray:
+    """``rows @ M`` as a dense array (k, M.shape[1]), for a dense or sparse ``M``."""
+    out = M.T @ np.asarray(rows, dtype=np.float64).T
+    return np.asarray(out.toarray() if sp.issparse(out) else out).T
