@@ -521,13 +521,13 @@ def test_upload_errors_are_notified_with_the_users_file_name(monkeypatch):
     assert wait_until(lambda: all(s.done for s in slots), 10)
     assert all(s.status in ("converged", "max_time", "max_iter") for s in slots)
     assert set(m.traces()["dataset"]) == {name}
-    folder = m._upload_dir
+    folder = m._upload_folder.path
     m.shutdown()
     assert not folder.exists()
     # A model dropped without shutdown (a notebook cell re-run) deletes its uploads too.
     m = make_model()
     assert m.add_upload("mine.svm", text) == "upload:mine.svm"
-    folder = m._upload_dir
+    folder = m._upload_folder.path
     assert folder.exists()
     del m
     gc.collect()
@@ -888,3 +888,27 @@ def test_the_sidebar_shows_only_the_settings_that_apply():
     m.problem = "matrix-completion"  # the nuclear LMO's settings show on its runs only
     for card in view.runs_column.objects:
         assert {"lmo_tol", "max_lmo_iters"} <= set(_card_settings(card)), card.title
+
+
+def test_a_new_race_reuses_the_problem_only_while_its_data_and_settings_are_unchanged():
+    # An LS-SVM problem forms its kernel matrix once; each Start formed it again.
+    m = make_model(dataset="wdbc")
+    first = m.build_problem()
+    assert m.build_problem() is first
+    m.prepare()
+    assert m.problem_obj is first
+    m.stop(wait=1.0)
+    C = m.problem_value("C")
+    m.set_problem_setting("C", C * 10)
+    changed = m.build_problem()
+    assert changed is not first and changed.settings["C"] == pytest.approx(C * 10)
+    m.standardize = not m.standardize
+    assert m.build_problem() is not changed
+    # An upload stored again under the same name is read again.
+    text = "".join(f"{1 if i % 2 else -1} 1:{i % 7 / 7:.3f} 2:{i % 5 / 5:.3f}\n" for i in range(40))
+    assert m.add_upload("mine.svm", text) == "upload:mine.svm"
+    before = m.build_problem()
+    time.sleep(0.01)
+    assert m.add_upload("mine.svm", text.replace("1:", "1:1")) == "upload:mine.svm"
+    after = m.build_problem()
+    assert after is not before and not np.array_equal(before.X, after.X)

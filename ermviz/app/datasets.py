@@ -13,6 +13,7 @@ from __future__ import annotations
 import re
 import shutil
 import tempfile
+import weakref
 from pathlib import Path
 from typing import Any
 
@@ -268,6 +269,30 @@ def upload_refusal(safe: str, content: bytes) -> str | None:
     if not content.strip():
         return f"{safe}: the file is empty, so nothing was loaded"
     return None
+
+
+class UploadFolder:
+    """A session's temporary folder of uploaded files: created by the first upload,
+    deleted by :meth:`close`, or else when its owner (the session's model) is collected or
+    the interpreter exits (a notebook's model, a session never closed): no files left."""
+
+    def __init__(self) -> None:
+        self.path: Path | None = None
+        self._cleanup: weakref.finalize | None = None
+
+    def store(self, safe: str, content: bytes) -> Path:
+        """:func:`store_upload` into this folder (created now if need be)."""
+        if self.path is None:
+            self.path = Path(tempfile.mkdtemp(prefix="ermviz-upload-"))
+            self._cleanup = weakref.finalize(
+                self, shutil.rmtree, str(self.path), ignore_errors=True
+            )
+        return store_upload(self.path, safe, content)
+
+    def close(self) -> None:
+        if self._cleanup is not None:
+            self._cleanup()
+            self.path = self._cleanup = None
 
 
 def store_upload(folder: Path, safe: str, content: bytes) -> Path:
