@@ -444,12 +444,15 @@ class Dashboard:
         JupyterLab, building the Race tab's figures on Start put the first point 2.5 s after
         the click on a quiet machine, and past 5 s under load."""
         served = _served()
+        # Filled when first shown (_build_tab): building the Results view cost every fresh
+        # page 0.25 s of server CPU, for a tab few open.
+        self._results_holder = pn.Column(sizing_mode="stretch_width", margin=0)
         self._tabs = pn.Tabs(
             ("Lessons", self._part("lessons", build=False)),
             ("Race", self._part("plots", build=False)),
             ("Teaching view", self._part("teaching", build=False)),
             ("Export", self._part("export", build=False)),
-            ("Results", self.sweep_results.panel),
+            ("Results", self._results_holder),
             dynamic=served,
             sizing_mode="stretch_width",
             active=TAB_INDEX[self.initial_tab],
@@ -471,6 +474,8 @@ class Dashboard:
             views[index].build()
         elif index == TAB_INDEX["export"]:
             self.export_view.shown()
+        elif index == TAB_INDEX["results"] and not self._results_holder.objects:
+            self._results_holder.objects = [self.sweep_results.panel]
 
     def panel(self) -> pn.viewable.Viewable:
         """The whole dashboard as one layout (for Jupyter; no template).
@@ -587,10 +592,11 @@ def _served() -> bool:
     return pn.state.curdoc is not None and pn.state.curdoc.session_context is not None
 
 
-def _take_lesson(dash: Dashboard, query: str) -> tuple[str, str | None]:
-    """Apply the lesson a query names (``lesson=NAME``) to ``dash``; returns the rest of
-    the query (applied on top by the caller) and the one-line reason when the lesson is
-    unknown or cannot load here (None when it loaded, or the query names none)."""
+def _take_lesson(model: DashboardModel, query: str) -> tuple[str, str | None, Any]:
+    """Apply the lesson a query names (``lesson=NAME``) to ``model``; returns the rest of
+    the query (applied on top by the caller), the one-line reason when the lesson is
+    unknown or cannot load here (None when it loaded, or the query names none), and the
+    lesson applied (or None)."""
     from urllib.parse import parse_qsl, urlencode
 
     from ermviz.app.lessons import LessonError, apply_lesson, get_lesson
@@ -602,18 +608,14 @@ def _take_lesson(dash: Dashboard, query: str) -> tuple[str, str | None]:
         return query, None  # urlstate.load refuses it with the reason
     names = [value for key, value in pairs if key == "lesson"]
     if not names:
-        return query, None
+        return query, None, None
     rest = urlencode([(k, v) for k, v in pairs if k != "lesson"], safe=":,")
     try:
         lesson = get_lesson(names[0])
     except LessonError as exc:
-        return rest, f"link: {exc}"
-    problem = apply_lesson(dash.model, lesson)
-    if problem is None:
-        dash.lesson = lesson.name
-        dash.lesson_banner.show(lesson)
-        dash.show_tab(lesson.tab)
-    return rest, problem
+        return rest, f"link: {exc}", None
+    problem = apply_lesson(model, lesson)
+    return rest, problem, lesson if problem is None else None
 
 
 def build_dashboard(query: str | None = None) -> Dashboard:
@@ -624,7 +626,6 @@ def build_dashboard(query: str | None = None) -> Dashboard:
     """
     from ermviz.app import urlstate
 
-    dash = Dashboard()
     served = _served()
     location = pn.state.location if served else None
     if query is None and location is not None:
@@ -633,12 +634,20 @@ def build_dashboard(query: str | None = None) -> Dashboard:
         from ermviz.app.lessons import FIRST_LESSON
 
         query = f"lesson={FIRST_LESSON}"  # the first click teaches
-    query, problem = _take_lesson(dash, query or "")
+    # The link configures the model before the views are built from it (built first, the
+    # sidebar built the default race's run cards and then the lesson's).
+    model = DashboardModel()
+    query, problem, lesson = _take_lesson(model, query or "")
     if problem is not None and not served:
-        dash.model.notify(problem)
+        model.notify(problem)
     if query.lstrip("?"):
         # A toast sent before the page has rendered is lost: report a bad link on load.
-        problem = urlstate.load(dash.model, query, report=not served) or problem
+        problem = urlstate.load(model, query, report=not served) or problem
+    dash = Dashboard(model)
+    if lesson is not None:
+        dash.lesson = lesson.name
+        dash.lesson_banner.show(lesson)
+        dash.show_tab(lesson.tab)
     if problem is not None and served:  # (outside a server it has been reported)
 
         def rejected() -> None:
