@@ -3,9 +3,11 @@
 A family (see :mod:`ermviz.families` and ``docs/ARCHITECTURE.md``) subclasses
 :class:`Problem` for each problem it brings (data, settings, reference numpy math and a
 certificate) and :class:`Solver` for each method (state advanced in chunks by the runner),
-and declares its methods and step rules with :class:`MethodSpec` and :class:`StepRuleSpec`.
-Settings are declared with :class:`ermviz.settings.Setting`. Nothing here knows any family;
-:mod:`ermviz.registry` collects them.
+declares each method on a :class:`Method` class (its name, title, problems, step rules,
+settings and reference as class attributes) and its step rules with :class:`StepRuleSpec`;
+:func:`methods_from` turns the method classes into the :class:`MethodSpec` entries of the
+family's ``METHODS``. Settings are declared with :class:`ermviz.settings.Setting`. Nothing
+here knows any family; :mod:`ermviz.registry` collects them.
 """
 
 from __future__ import annotations
@@ -133,6 +135,68 @@ class MethodSpec:
     def step(self) -> str:
         """The step rule used when none is named: ``default_step`` or the first accepted."""
         return self.default_step or self.step_rules[0]
+
+
+class Method:
+    """A method declared on its class: what :func:`methods_from` turns into a
+    :class:`MethodSpec`.
+
+    A method class sets the class attributes below and builds its solver with
+    :meth:`build`, whose default constructs the class itself: a :class:`Solver` whose
+    constructor takes ``(problem, step, settings, tol)`` subclasses both (``class
+    SmoSolver(LssvmSolver, Method)``). A method implemented by different solvers on
+    different problems or settings (CSO's ``bsgd`` on ``invariant-logreg`` and on
+    ``maml-sine``; every Frank-Wolfe method, dispatched to one of its kernels) overrides
+    :meth:`build`. ``advise``, when a method defines it, is a classmethod ``advise(problem)``
+    returning warnings about using the method on that problem (:attr:`MethodSpec.advise`).
+    Every attribute is read by :func:`methods_from` only, from the class.
+    """
+
+    name: ClassVar[str] = ""
+    title: ClassVar[str] = ""
+    family: ClassVar[str] = ""
+    problems: ClassVar[tuple[str, ...]] = ()
+    step_rules: ClassVar[tuple[str, ...]] = ()
+    settings: ClassVar[tuple[Setting, ...]] = ()
+    reference: ClassVar[str] = ""
+    default_step: ClassVar[str] = ""
+    advise: ClassVar[Callable[[Any], Sequence[str]] | None] = None
+
+    @classmethod
+    def build(cls, problem: Any, step: str, settings: dict[str, Any], tol: float) -> Solver:
+        """The solver of this method on ``problem`` with step rule ``step``, the validated
+        method and step-rule ``settings`` and certificate tolerance ``tol``."""
+        return cls(problem, step, settings, tol)  # type: ignore[call-arg]
+
+
+#: The class attributes a method class must set (non-empty) to be listed.
+_REQUIRED = ("name", "title", "family", "problems", "step_rules", "reference")
+
+
+def methods_from(*classes: type[Method]) -> dict[str, MethodSpec]:
+    """A family's ``METHODS``: the :class:`MethodSpec` of each method class, by name, in
+    the order given. A class missing a required declaration, or a name given twice, is
+    a TypeError naming the class."""
+    specs: dict[str, MethodSpec] = {}
+    for cls in classes:
+        missing = [attr for attr in _REQUIRED if not getattr(cls, attr, None)]
+        if missing:
+            raise TypeError(f"method class {cls.__qualname__} declares no {', '.join(missing)}")
+        if cls.name in specs:
+            raise TypeError(f"method {cls.name!r} is declared twice ({cls.__qualname__})")
+        specs[cls.name] = MethodSpec(
+            name=cls.name,
+            title=cls.title,
+            family=cls.family,
+            problems=tuple(cls.problems),
+            step_rules=tuple(cls.step_rules),
+            settings=tuple(cls.settings),
+            reference=cls.reference,
+            factory=cls.build,
+            default_step=cls.default_step,
+            advise=cls.advise,
+        )
+    return specs
 
 
 @dataclass

@@ -514,15 +514,12 @@ def test_old_method_names_run_on_the_cli_as_their_listed_method(capsys, real_dat
     assert "  fw-ada " in listing.split("Aliases")[1]
 
 
-def test_the_old_module_names_still_work():
-    # Renamed in issue 33 (tufw.solvers clashed with the top-level kernels; cso.specs was
-    # folded into cso.methods): the old names import, with a DeprecationWarning.
+def test_the_old_module_names_are_gone():
+    # Issue 33: tufw.solvers (a module named like the top-level kernel package) and
+    # cso.specs (the declarations, now on the method classes) were removed.
     import importlib
 
-    for old, new, name in (
-        ("ermviz.families.tufw.solvers", "ermviz.families.tufw.adapters", "TufwSolver"),
-        ("ermviz.families.cso.specs", "ermviz.families.cso.methods", "METHODS"),
-    ):
-        with pytest.warns(DeprecationWarning, match=new.rsplit(".", 1)[0]):
-            module = importlib.reload(importlib.import_module(old))
-        assert getattr(module, name) is getattr(importlib.import_module(new), name)
+    for old in ("ermviz.families.tufw.solvers", "ermviz.families.cso.specs"):
+        with pytest.raises(ModuleNotFoundError):
+            importlib.import_module(old)
+    assert importlib.import_module("ermviz.families.tufw.adapters").TufwSolver.name == "tufw"

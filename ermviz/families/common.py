@@ -6,7 +6,6 @@ imports only what it uses; nothing here knows any family.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
 from typing import Any
 
 import numpy as np
@@ -49,24 +48,6 @@ def check_binary(ds: Any, problem: str) -> None:
             f"{problem} needs labels -1/+1 with both classes present; {ds.name!r} has "
             f"labels {labels[:5].tolist()}"
         )
-
-
-def solver_factory(
-    cls: type | None = None, *, by_problem: Mapping[str, type] | None = None
-) -> Callable[[Any, str, dict[str, Any], float], Any]:
-    """The :class:`~ermviz.base.MethodSpec` factory of a method whose solver classes take
-    ``(problem, step, settings, tol)``: ``cls``, or, when the method is implemented by a
-    different class on each problem, ``by_problem[problem.name]``. (The Frank-Wolfe
-    family's solvers implement several methods each and also take the method's name, so
-    that family dispatches in its own factory.)"""
-    if (cls is None) == (by_problem is None):
-        raise TypeError("solver_factory takes a class or by_problem, not both")
-    classes = dict(by_problem or {})
-
-    def build(problem: Any, step: str, settings: dict[str, Any], tol: float) -> Any:
-        return (cls or classes[problem.name])(problem, step, settings, tol)
-
-    return build
 
 
 def append_ones(X: np.ndarray | sp.csr_matrix) -> np.ndarray | sp.csr_matrix:

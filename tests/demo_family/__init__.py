@@ -2,8 +2,9 @@
 
 It follows the recipe in docs/ARCHITECTURE.md ("How to add a family") to the letter: a
 kernel module (:mod:`demo_family.kernel`, numpy + numba only), one family module (this
-package: problem, solver adapter, method and step rule), its test, and one line naming it
-in the registry (here the ``ERMVIZ_FAMILIES`` variable, since it lives outside ermviz).
+package: problem, step rule, and a method class carrying its declaration, whose
+``METHODS`` is ``methods_from`` over it), its test, and one line naming it in the
+registry (here the ``ERMVIZ_FAMILIES`` variable, since it lives outside ermviz).
 
 Problem ``box-lsq``: ``min_{lo <= w_j <= hi} f(w) = ||X w - y||^2 / (2 n)``, certified by
 the Frank-Wolfe gap ``<grad f(w), w - s>``, ``s_j = lo if g_j > 0 else hi``, an upper bound
@@ -19,9 +20,9 @@ from typing import Any, ClassVar
 import numpy as np
 import scipy.sparse as sp
 
-from ermviz.base import MethodSpec, Problem, Solver, StepRuleSpec
+from ermviz.base import Method, MethodSpec, Problem, Solver, StepRuleSpec, methods_from
 from ermviz.errors import SettingError
-from ermviz.families.common import solver_factory, spectral_norm_sq
+from ermviz.families.common import spectral_norm_sq
 from ermviz.families.lazy import KernelConstant, kernel_module
 from ermviz.settings import Setting
 
@@ -69,9 +70,16 @@ class BoxLeastSquares(Problem):
         return spectral_norm_sq(self.X) / self.n
 
 
-class ProjectedGradientSolver(Solver):
-    """Projected gradient with step ``1/L`` on :class:`BoxLeastSquares`."""
+class ProjectedGradientSolver(Solver, Method):
+    """Method ``pgd``: projected gradient with step ``1/L`` on :class:`BoxLeastSquares`
+    (Nesterov, "Introductory lectures on convex optimization", 2004, 2.2.3)."""
 
+    name = "pgd"
+    title = "projected gradient (demo family)"
+    family = "demo"
+    problems = (BoxLeastSquares.name,)
+    step_rules = ("inverse-lipschitz",)
+    reference = "Nesterov 2004, 2.2.3"
     columns = KernelConstant("demo_family.kernel", "COLUMNS")
     certificate_kind = "fw_gap"
 
@@ -113,16 +121,5 @@ STEP_RULES = {
         reference="Nesterov 2004, 2.2.3",
     )
 }
-METHODS = {
-    "pgd": MethodSpec(
-        name="pgd",
-        title="projected gradient (demo family)",
-        family="demo",
-        problems=(BoxLeastSquares.name,),
-        step_rules=("inverse-lipschitz",),
-        settings=(),
-        reference="Nesterov 2004, 2.2.3",
-        factory=solver_factory(ProjectedGradientSolver),
-    )
-}
+METHODS: dict[str, MethodSpec] = methods_from(ProjectedGradientSolver)
 ALIASES: dict = {}

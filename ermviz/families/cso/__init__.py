@@ -3,10 +3,10 @@ MAML on sine-wave tasks, solved by biased SGD, biased SpiderBoost, sample averag
 approximation, first-order MAML and the Adam variant, with samples as the budget.
 
 Problems ``invariant-logreg`` (:mod:`.problem`) and ``maml-sine`` (:mod:`.maml_problem`);
-methods ``bsgd``, ``bspiderboost``, ``saa`` (:mod:`.methods`), ``fo-maml`` and ``adam``
-(:mod:`.maml_methods`) over the shared base of :mod:`.solver`, all declared in
-:mod:`.methods`, with step rules ``fixed``, ``inv-sqrt``,
-``adam`` and ``newton-ls``; kernels in :mod:`solvers.cso` and :mod:`solvers.maml`.
+method classes ``bsgd``, ``bspiderboost``, ``saa`` (:mod:`.methods`), ``fo-maml`` and
+``adam`` (:mod:`.maml_methods`) over the shared base of :mod:`.solver`, each carrying its
+declaration, listed in :mod:`.methods`' ``METHODS`` with step rules ``fixed``,
+``inv-sqrt``, ``adam`` and ``newton-ls``; kernels in :mod:`solvers.cso` and :mod:`solvers.maml`.
 Reference: Hu, Chen & He, "Biased stochastic first-order
 methods for conditional stochastic optimization and applications in meta learning"
 (NeurIPS 2020).

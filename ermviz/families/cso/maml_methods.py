@@ -25,7 +25,7 @@ import numpy as np
 
 from ermviz.errors import SettingError
 from ermviz.families.cso.maml_problem import MamlSineProblem
-from ermviz.families.cso.solver import ROW_SAMPLES, CsoSolver
+from ermviz.families.cso.solver import INNER_BATCH, ROW_SAMPLES, SEED, CsoSolver
 from ermviz.families.lazy import kernel_module
 from solvers.tags import STATUS_RUNNING
 
@@ -40,7 +40,9 @@ _RULES = {"fixed": "RULE_FIXED", "inv-sqrt": "RULE_INV_SQRT", "adam": "RULE_ADAM
 
 
 class MamlSolver(CsoSolver):
-    """BSGD (``second_order`` True) or first-order MAML on ``maml-sine``."""
+    """BSGD (Hu, Chen & He 2020, Algorithm 1; ``second_order`` True) or first-order MAML
+    on ``maml-sine``: the ``bsgd`` method class (:class:`.methods.BsgdSolver`) builds it
+    on that problem."""
 
     name = "bsgd"
     second_order = True
@@ -79,7 +81,7 @@ class MamlSolver(CsoSolver):
         return it + max(1, min(math.ceil(it * (MAML_ROW_RATIO - 1.0)), cap))
 
     def _steps(self, stop_at: int) -> None:
-        p, s = self.problem, self.settings
+        p, s = self.problem, self.config
         rule = getattr(mk, _RULES[self.step_rule])
         gamma = float(s["gamma"]) if rule == mk.RULE_ADAM else self.step_size()
         mk.maml_advance(
@@ -92,20 +94,34 @@ class MamlSolver(CsoSolver):
 
 
 class FoMamlSolver(MamlSolver):
-    """First-order MAML: the estimator without its Hessian term."""
+    """Method ``fo-maml``, first-order MAML (Finn, Abbeel & Levine, ICML 2017): the
+    estimator without its Hessian term."""
 
     name = "fo-maml"
+    title = "first-order MAML: the meta-gradient without its Hessian term"
+    problems = (MamlSineProblem.name,)
+    step_rules = ("fixed", "inv-sqrt")
+    settings = (INNER_BATCH, SEED)
+    reference = "Finn, Abbeel & Levine, ICML 2017 (first-order MAML)"
     second_order = False
 
 
 class AdamSolver(MamlSolver):
-    """BSGD's estimator with Adam updates."""
+    """Method ``adam``: BSGD's estimator with Adam updates (Kingma & Ba 2015; Hu, Chen &
+    He 2020, Appendix D)."""
 
     name = "adam"
+    title = "BSGD's biased meta-gradient with Adam updates"
+    problems = (MamlSineProblem.name,)
+    step_rules = ("adam",)
+    settings = (INNER_BATCH, SEED)
+    reference = "Hu, Chen & He, NeurIPS 2020, Appendix D (BSGD's estimator with Adam updates)"
 
 
 class MamlSpiderSolver(CsoSolver):
-    """BSpiderBoost on ``maml-sine``."""
+    """BSpiderBoost (Hu, Chen & He 2020, Algorithm 2) on ``maml-sine``: the
+    ``bspiderboost`` method class (:class:`.methods.SpiderSolver`) builds it on that
+    problem."""
 
     name = "bspiderboost"
     sample_word = "samples (x, y)"
@@ -123,16 +139,16 @@ class MamlSpiderSolver(CsoSolver):
         return float(self.m)
 
     def _first_step_samples(self) -> int:
-        return int(self.settings["n1"]) * (self.m + self.mq)
+        return int(self.config["n1"]) * (self.m + self.mq)
 
     def _next_checkpoint(self, it: int) -> int:
-        s = self.settings
+        s = self.config
         per_step = (self.m + self.mq) * (int(s["n1"]) / int(s["q"]) + int(s["n2"]))
         cap = int(ROW_SAMPLES // per_step)
         return it + max(1, min(math.ceil(it * (MAML_ROW_RATIO - 1.0)), cap))
 
     def _steps(self, stop_at: int) -> None:
-        p, s = self.problem, self.settings
+        p, s = self.problem, self.config
         mk.spider_advance(
             p.tasks, self.key, self.x, self.wprev, self.v, self.istate, self.fstate, p.hidden,
             p.alpha, p.x_low, p.x_high, self.m, self.mq, int(s["q"]), int(s["n1"]),

@@ -22,8 +22,7 @@ from typing import Any
 
 import numpy as np
 
-from ermviz.base import MethodSpec, StepRuleSpec
-from ermviz.families.common import solver_factory
+from ermviz.base import MethodSpec, Solver, StepRuleSpec, methods_from
 from ermviz.families.cso.maml_methods import (
     AdamSolver,
     FoMamlSolver,
@@ -32,7 +31,7 @@ from ermviz.families.cso.maml_methods import (
 )
 from ermviz.families.cso.maml_problem import MamlSineProblem
 from ermviz.families.cso.problem import InvariantLogregProblem
-from ermviz.families.cso.solver import ROW_RATIO, ROW_SAMPLES, CsoSolver
+from ermviz.families.cso.solver import INNER_BATCH, ROW_RATIO, ROW_SAMPLES, SEED, CsoSolver
 from ermviz.families.lazy import kernel_module
 from ermviz.settings import Setting
 from solvers.tags import (
@@ -93,15 +92,47 @@ STEP_RULES: dict[str, StepRuleSpec] = {
     ),
 }
 
-_INNER = Setting(
-    "inner_batch", "int", 10, "inner samples m per outer sample (>= 1)", low=1, high=1e7
-)
+LOGREG, MAML = InvariantLogregProblem.name, MamlSineProblem.name
+#: SAA's default inner batch: the paper's m at invariant-logreg's default noise ratio 10
+#: (Appendix Table 4: 100, 464, 1000 at the ratios 1, 10, 100).
+SAA_INNER = 464
 
 
 class BsgdSolver(CsoSolver):
-    """BSGD (Algorithm 1): one outer and ``m_t`` inner samples per step."""
+    """Method ``bsgd``, BSGD (Hu, Chen & He 2020, Algorithm 1): one outer and ``m_t``
+    inner samples per step; on ``maml-sine`` it is :class:`.maml_methods.MamlSolver`."""
 
     name = "bsgd"
+    title = "biased SGD: m inner samples per outer sample, the biased gradient estimator"
+    problems = (LOGREG, MAML)
+    step_rules = ("fixed", "inv-sqrt")
+    settings = (
+        INNER_BATCH,
+        Setting(
+            "inner_growth",
+            "float",
+            0.0,
+            "time-varying inner batch m_t = ceil(m (t + 1)^growth); 0 = fixed m (invariant-logreg)",
+            low=0.0,
+            high=2.0,
+        ),
+        Setting(
+            "output",
+            "choice",
+            "auto",
+            "iterate reported: the step-weighted average (F.4, convex) or the last; auto "
+            "= the average on invariant-logreg, the last on maml-sine",
+            choices=("auto", "average", "last"),
+        ),
+        SEED,
+    )
+    reference = REFERENCES["bsgd"]
+
+    @classmethod
+    def build(cls, problem: Any, step: str, settings: dict[str, Any], tol: float) -> Solver:
+        if problem.name == MAML:
+            return MamlSolver(problem, step, settings, tol)
+        return cls(problem, step, settings, tol)
 
     def __init__(self, problem, step, settings, tol):
         super().__init__(problem, step, settings, tol)
@@ -113,11 +144,11 @@ class BsgdSolver(CsoSolver):
         self.istate[k.I_STATUS] = STATUS_RUNNING
 
     def _inner_batch(self) -> float:
-        m, t = int(self.settings["inner_batch"]), int(self.istate[k.I_K])
+        m, t = int(self.config["inner_batch"]), int(self.istate[k.I_K])
         return float(m if self._growth == 0.0 else math.ceil(m * (t + 1.0) ** self._growth))
 
     def _reported(self) -> np.ndarray:
-        if self.settings["output"] in ("auto", "average") and self.istate[k.I_K] > 0:
+        if self.config["output"] in ("auto", "average") and self.istate[k.I_K] > 0:
             return self.xavg
         return self.x
 
@@ -125,19 +156,38 @@ class BsgdSolver(CsoSolver):
         p = self.problem
         k.bsgd_advance(
             p.A, p.y, self.key, self.x, self.xavg, self.eta, self.istate, self.fstate,
-            int(self.settings["inner_batch"]), self._growth, self._gamma, self._decay, p.l2,
+            int(self.config["inner_batch"]), self._growth, self._gamma, self._decay, p.l2,
             stop_at,
         )  # fmt: skip
         self._last_step = float(self.fstate[1])
 
 
 class SpiderSolver(CsoSolver):
-    """BSpiderBoost (Algorithm 2): SPIDER estimator with biased inner batches."""
+    """Method ``bspiderboost``, BSpiderBoost (Hu, Chen & He 2020, Algorithm 2): SPIDER
+    estimator with biased inner batches; on ``maml-sine`` it is
+    :class:`.maml_methods.MamlSpiderSolver`."""
 
     name = "bspiderboost"
+    title = "biased SpiderBoost: variance-reduced recursive estimator"
+    problems = (LOGREG, MAML)
+    step_rules = ("fixed",)
+    settings = (
+        INNER_BATCH,
+        Setting("q", "int", 20, "epoch length q (steps)", low=1, high=1e9),
+        Setting("n1", "int", 200, "outer samples at each epoch start", low=1, high=1e9),
+        Setting("n2", "int", 10, "outer samples per step inside an epoch", low=1, high=1e9),
+        SEED,
+    )
+    reference = REFERENCES["bspiderboost"]
+
+    @classmethod
+    def build(cls, problem: Any, step: str, settings: dict[str, Any], tol: float) -> Solver:
+        if problem.name == MAML:
+            return MamlSpiderSolver(problem, step, settings, tol)
+        return cls(problem, step, settings, tol)
 
     def _first_step_samples(self) -> int:
-        return int(self.settings["n1"]) * int(self.settings["inner_batch"])
+        return int(self.config["n1"]) * int(self.config["inner_batch"])
 
     def __init__(self, problem, step, settings, tol):
         super().__init__(problem, step, settings, tol)
@@ -147,13 +197,13 @@ class SpiderSolver(CsoSolver):
         self.istate[k.I_STATUS] = STATUS_RUNNING
 
     def _next_checkpoint(self, it: int) -> int:
-        s = self.settings
+        s = self.config
         per_step = int(s["inner_batch"]) * (int(s["n1"]) / int(s["q"]) + int(s["n2"]))
         gap = max(1, min(math.ceil(it * (ROW_RATIO - 1.0)), int(ROW_SAMPLES // per_step)))
         return it + gap
 
     def _steps(self, stop_at: int) -> None:
-        p, s = self.problem, self.settings
+        p, s = self.problem, self.config
         k.spider_advance(
             p.A, p.y, self.key, self.x, self.xprev, self.v, self.eta, self.istate, self.fstate,
             int(s["inner_batch"]), int(s["q"]), int(s["n1"]), int(s["n2"]), self.step_size(),
@@ -163,10 +213,37 @@ class SpiderSolver(CsoSolver):
 
 
 class SaaSolver(CsoSolver):
-    """SAA (F.6): draw ``outer x inner_batch`` samples, then Newton on their average."""
+    """Method ``saa``, sample average approximation (Hu, Chen & He 2019, arXiv:1905.11957;
+    ALGORITHMS.md F.6): draw ``outer x inner_batch`` samples, then Newton on their
+    average."""
 
     step_kind = STEP_NEWTON
     name = "saa"
+    title = "sample average approximation: draw n x m samples, solve by Newton"
+    problems = (LOGREG,)
+    step_rules = ("newton-ls",)
+    settings = (
+        Setting(
+            "inner_batch",
+            "int",
+            SAA_INNER,
+            "inner samples m per outer sample (the paper's at noise ratio 10; 100 at "
+            "ratio 1, 1000 at ratio 100)",
+            low=1,
+            high=1e7,
+        ),
+        Setting(
+            "outer",
+            "int",
+            0,
+            "outer samples n; 0 = the samples budget (--max-samples) // inner_batch, "
+            f"or {DEFAULT_OUTER:,} without one",
+            low=0,
+            high=1e8,
+        ),
+        SEED,
+    )
+    reference = REFERENCES["saa"]
 
     def __init__(self, problem, step, settings, tol):
         super().__init__(problem, step, settings, tol)
@@ -181,20 +258,20 @@ class SaaSolver(CsoSolver):
 
     def set_budget(self, budget: Any) -> bool:
         work = getattr(budget, "max_work", None)
-        m = int(self.settings["inner_batch"])
+        m = int(self.config["inner_batch"])
         if self.outer == 0:
             samples = work is not None and work[0] == "samples"
             self.outer = int(work[1] // m) if samples else DEFAULT_OUTER
         return super().set_budget(budget)
 
     def _first_step_samples(self) -> int:
-        return max(self.outer, 1) * int(self.settings["inner_batch"])
+        return max(self.outer, 1) * int(self.config["inner_batch"])
 
     def _next_checkpoint(self, it: int) -> int:
         return it + 1  # a row per Newton step
 
     def _draw(self) -> None:
-        m = int(self.settings["inner_batch"])
+        m = int(self.config["inner_batch"])
         self.outer = self.outer or DEFAULT_OUTER  # (a solver used without a runner)
         self.E = np.empty((self.outer, self.problem.d))
         self.b = np.empty(self.outer)
@@ -235,113 +312,6 @@ def _saa_value(E: np.ndarray, b: np.ndarray, x: np.ndarray, l2: float) -> float:
     return float(np.mean(np.logaddexp(0.0, s)) + 0.5 * l2 * (x @ x))
 
 
-# -- the declarations: which problems each method solves, its step rules and settings --
-LOGREG, MAML = InvariantLogregProblem.name, MamlSineProblem.name
-#: SAA's default inner batch: the paper's m at invariant-logreg's default noise ratio 10
-#: (Appendix Table 4: 100, 464, 1000 at the ratios 1, 10, 100).
-SAA_INNER = 464
-
-
-_SEED = Setting("seed", "int", 0, "seed of the run's sample stream", low=0)
-_MAML_REFS = {
-    "fo-maml": "Finn, Abbeel & Levine, ICML 2017 (first-order MAML)",
-    "adam": "Hu, Chen & He, NeurIPS 2020, Appendix D (BSGD's estimator with Adam updates)",
-}
-METHODS: dict[str, MethodSpec] = {
-    "bsgd": MethodSpec(
-        name="bsgd",
-        title="biased SGD: m inner samples per outer sample, the biased gradient estimator",
-        family="cso",
-        problems=(LOGREG, MAML),
-        step_rules=("fixed", "inv-sqrt"),
-        settings=(
-            _INNER,
-            Setting(
-                "inner_growth",
-                "float",
-                0.0,
-                "time-varying inner batch m_t = ceil(m (t + 1)^growth); 0 = fixed m "
-                "(invariant-logreg)",
-                low=0.0,
-                high=2.0,
-            ),
-            Setting(
-                "output",
-                "choice",
-                "auto",
-                "iterate reported: the step-weighted average (F.4, convex) or the last; auto "
-                "= the average on invariant-logreg, the last on maml-sine",
-                choices=("auto", "average", "last"),
-            ),
-            _SEED,
-        ),
-        reference=REFERENCES["bsgd"],
-        factory=solver_factory(by_problem={LOGREG: BsgdSolver, MAML: MamlSolver}),
-    ),
-    "bspiderboost": MethodSpec(
-        name="bspiderboost",
-        title="biased SpiderBoost: variance-reduced recursive estimator",
-        family="cso",
-        problems=(LOGREG, MAML),
-        step_rules=("fixed",),
-        settings=(
-            _INNER,
-            Setting("q", "int", 20, "epoch length q (steps)", low=1, high=1e9),
-            Setting("n1", "int", 200, "outer samples at each epoch start", low=1, high=1e9),
-            Setting("n2", "int", 10, "outer samples per step inside an epoch", low=1, high=1e9),
-            _SEED,
-        ),
-        reference=REFERENCES["bspiderboost"],
-        factory=solver_factory(by_problem={LOGREG: SpiderSolver, MAML: MamlSpiderSolver}),
-    ),
-    "saa": MethodSpec(
-        name="saa",
-        title="sample average approximation: draw n x m samples, solve by Newton",
-        family="cso",
-        problems=(LOGREG,),
-        step_rules=("newton-ls",),
-        settings=(
-            Setting(
-                "inner_batch",
-                "int",
-                SAA_INNER,
-                "inner samples m per outer sample (the paper's at noise ratio 10; 100 at "
-                "ratio 1, 1000 at ratio 100)",
-                low=1,
-                high=1e7,
-            ),
-            Setting(
-                "outer",
-                "int",
-                0,
-                "outer samples n; 0 = the samples budget (--max-samples) // inner_batch, "
-                f"or {DEFAULT_OUTER:,} without one",
-                low=0,
-                high=1e8,
-            ),
-            _SEED,
-        ),
-        reference=REFERENCES["saa"],
-        factory=solver_factory(by_problem={LOGREG: SaaSolver}),
-    ),
-    "fo-maml": MethodSpec(
-        name="fo-maml",
-        title="first-order MAML: the meta-gradient without its Hessian term",
-        family="cso",
-        problems=(MAML,),
-        step_rules=("fixed", "inv-sqrt"),
-        settings=(_INNER, _SEED),
-        reference=_MAML_REFS["fo-maml"],
-        factory=solver_factory(by_problem={MAML: FoMamlSolver}),
-    ),
-    "adam": MethodSpec(
-        name="adam",
-        title="BSGD's biased meta-gradient with Adam updates",
-        family="cso",
-        problems=(MAML,),
-        step_rules=("adam",),
-        settings=(_INNER, _SEED),
-        reference=_MAML_REFS["adam"],
-        factory=solver_factory(by_problem={MAML: AdamSolver}),
-    ),
-}
+METHODS: dict[str, MethodSpec] = methods_from(
+    BsgdSolver, SpiderSolver, SaaSolver, FoMamlSolver, AdamSolver
+)

@@ -18,10 +18,11 @@ from typing import Any
 
 import numpy as np
 
-from ermviz.base import Solver
+from ermviz.base import Method, Solver
 from ermviz.errors import SettingError
 from ermviz.families.cso.problem import InvariantLogregProblem
 from ermviz.families.lazy import kernel_module
+from ermviz.settings import Setting
 from solvers.tags import (
     BASE_COLUMNS,
     STATUS_CONVERGED,
@@ -40,10 +41,19 @@ k = kernel_module("solvers.cso", globals())
 ROW_RATIO = 1.05
 ROW_SAMPLES = 200_000
 
+#: Settings several of the family's methods declare.
+INNER_BATCH = Setting(
+    "inner_batch", "int", 10, "inner samples m per outer sample (>= 1)", low=1, high=1e7
+)
+SEED = Setting("seed", "int", 0, "seed of the run's sample stream", low=0)
 
-class CsoSolver(Solver):
-    """Shared state, checkpoints and evaluation of the family's methods."""
 
+class CsoSolver(Solver, Method):
+    """Shared state, checkpoints and evaluation of the family's methods; a subclass that
+    sets the declaration's class attributes (:class:`ermviz.base.Method`) is one method.
+    ``config`` holds the run's validated settings."""
+
+    family = "cso"
     columns = (*BASE_COLUMNS, "samples", "inner_batch")
     summary_columns = ("samples",)
     #: What one unit of the samples budget is, for messages.
@@ -57,7 +67,7 @@ class CsoSolver(Solver):
         self.problem = problem
         self.certificate_kind = problem.certificate_kind
         self.step_rule = step
-        self.settings = settings
+        self.config = settings
         self.tol = float(tol)
         self.seed = int(settings.get("seed", 0))
         # The stream's key: a run is a function of its seed only.
@@ -91,11 +101,11 @@ class CsoSolver(Solver):
         return True
 
     def _first_step_samples(self) -> int:
-        return int(self.settings["inner_batch"])
+        return int(self.config["inner_batch"])
 
     def step_size(self) -> float:
         """The step rule's ``gamma``, or the problem's suggested step when it is 0."""
-        gamma = float(self.settings.get("gamma", 0.0))
+        gamma = float(self.config.get("gamma", 0.0))
         return gamma if gamma > 0.0 else float(self.problem.suggested_step)
 
     # -- what each method provides ---------------------------------------------------------
@@ -108,7 +118,7 @@ class CsoSolver(Solver):
         return self.x
 
     def _inner_batch(self) -> float:
-        return float(self.settings.get("inner_batch", 0))
+        return float(self.config.get("inner_batch", 0))
 
     def _next_checkpoint(self, it: int) -> int:
         per_step = max(1.0, self._inner_batch())

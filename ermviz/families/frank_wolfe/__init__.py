@@ -1,10 +1,14 @@
-"""The Frank-Wolfe family: FW, away-step FW and pairwise FW over the simplex and the l1 ball.
+"""The Frank-Wolfe family: FW and its variants over the simplex, l1 / l2 balls, boxes,
+K-sparse polytopes and the nuclear-norm ball.
 
-Problems ``svm-dual`` and ``logreg-l1`` (:mod:`.problems`), methods ``fw``, ``afw``,
-``pfw`` and their step rules (:mod:`.methods`); kernels in :mod:`solvers.fw`,
-:mod:`solvers.steps`, :mod:`solvers.lmo` and :mod:`solvers.active_set`. References:
-Frank & Wolfe (1956); Lacoste-Julien & Jaggi, "On the global linear convergence of
-Frank-Wolfe optimization variants" (NeurIPS 2015).
+Problems ``svm-dual``, ``logreg-l1``, ``least-squares`` (:mod:`.problems`) and
+``matrix-completion`` (:mod:`.completion`); method classes ``fw``, ``afw``, ``pfw``,
+``bpcg``, ``boosted`` and ``dicg`` and the step rules (:mod:`.methods`), over the solvers
+of :mod:`.methods`, :mod:`.variants` and :mod:`.completion`; kernels in :mod:`solvers.fw`,
+:mod:`solvers.fw_variants`, :mod:`solvers.nuclear`, :mod:`solvers.steps`,
+:mod:`solvers.lmo` and :mod:`solvers.active_set`. References: Frank & Wolfe (1956);
+Lacoste-Julien & Jaggi, "On the global linear convergence of Frank-Wolfe optimization
+variants" (NeurIPS 2015) and each method class's docstring.
 """
 
 from ermviz.families.frank_wolfe.methods import METHODS, STEP_RULES

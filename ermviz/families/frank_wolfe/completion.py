@@ -16,16 +16,18 @@ completion_advance`. The variable handed to the problem's reference math is the 
 ``X`` flattened (``dim = m n``); a run's iterate is kept factored (``factors()``,
 ``predict()``), so only :meth:`NuclearFWSolver.iterate` forms the dense matrix.
 
-Registration (done by the registry owner): ``PROBLEMS[MatrixCompletion.name]``; the
-methods in :data:`NUCLEAR_METHODS` with :func:`nuclear_factory`, the settings
-:data:`NUCLEAR_SETTINGS` and the step rules :data:`NUCLEAR_STEP_RULES` (their settings
-are the FW family's ``armijo`` and ``short`` ones); the bundled generator
+Registration: the family's ``PROBLEMS`` lists :class:`MatrixCompletion`; the method
+classes of :mod:`.methods` for :data:`NUCLEAR_METHODS` list it among their problems,
+declare :data:`NUCLEAR_SETTINGS` and build :class:`NuclearFWSolver` on it; the step rules
+:data:`NUCLEAR_STEP_RULES` are the FW family's; the bundled generator
 :func:`ermviz.data.lowrank.make_lowrank_ratings_xy` as task ``regression`` with ``p = 2``.
 """
 
 from __future__ import annotations
 
 import math
+import warnings
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
@@ -278,6 +280,9 @@ def compress_atoms(U: np.ndarray, V: np.ndarray, mu: np.ndarray) -> int:
 class NuclearFWSolver(Solver):
     """FW / AFW / PFW / BPCG on :class:`MatrixCompletion` (see :mod:`solvers.nuclear`).
 
+    The lower-level API: it takes the method's name too. The registry builds it through
+    the method classes of :mod:`.methods` (:meth:`.methods.FrankWolfeMethod.build`).
+
     Parameters
     ----------
     problem : MatrixCompletion
@@ -431,8 +436,15 @@ class NuclearFWSolver(Solver):
         return int(self.istate[nuclear.I_K])
 
 
-def nuclear_factory(method: str):
-    """A :class:`~ermviz.base.MethodSpec` factory ``(problem, step, settings, tol)``."""
+def nuclear_factory(method: str) -> Callable[[Problem, str, dict[str, Any], float], Solver]:
+    """Deprecated: the Frank-Wolfe method classes build :class:`NuclearFWSolver`
+    (``ermviz.families.frank_wolfe.METHODS[method].factory``); this returns a factory
+    ``(problem, step, settings, tol)`` that builds it for ``method``."""
+    warnings.warn(
+        "nuclear_factory is deprecated: use ermviz.families.frank_wolfe.METHODS[method].factory",
+        DeprecationWarning,
+        stacklevel=2,
+    )
 
     def build(problem: Problem, step: str, settings: dict[str, Any], tol: float) -> Solver:
         return NuclearFWSolver(problem, method, step, settings, tol)  # type: ignore[arg-type]

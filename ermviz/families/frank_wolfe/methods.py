@@ -1,10 +1,20 @@
 """The Frank-Wolfe family's methods and step rules.
 
-FW, away-step FW and pairwise FW on the simplex (``svm-dual``) and the l1 ball
-(``logreg-l1``) run in :mod:`solvers.fw`'s kernels; this module packs a problem's arrays
-in the layout those kernels want, owns the state arrays and the record buffer, and
-declares every method of the family. BPCG, boosted FW, DICG, the lazified variants and
-every method on the other sets run in :mod:`.variants` (:mod:`solvers.fw_variants`).
+Each method is a class carrying its declaration (:class:`ermviz.base.Method`): ``fw``
+(:class:`FrankWolfe`), ``afw`` (:class:`AwayStepFrankWolfe`), ``pfw``
+(:class:`PairwiseFrankWolfe`), ``bpcg`` (:class:`BlendedPairwiseCG`), ``boosted``
+(:class:`BoostedFrankWolfe`) and ``dicg`` (:class:`DecompositionInvariantCG`); their
+shared base :class:`FrankWolfeMethod` builds the solver of the kernel that runs the
+method on the problem. FW, away-step FW and pairwise FW on the simplex (``svm-dual``) and
+the l1 ball (``logreg-l1``) run in :mod:`solvers.fw`'s kernels through
+:class:`FrankWolfeSolver` (defined here: it packs a problem's arrays in the layout those
+kernels want, owns the state arrays and the record buffer); BPCG, boosted FW, DICG, the
+lazified variants and every method on the other sets run in :class:`.variants.VariantsSolver`
+(:mod:`solvers.fw_variants`), and FW, AFW, PFW and BPCG on ``matrix-completion`` in
+:class:`.completion.NuclearFWSolver` (:mod:`solvers.nuclear`). Those three solver classes
+take the method's name as well, ``(problem, method, step, settings, tol)``: the lower-level
+API that tests and benchmarks call directly; the registry calls the method classes'
+``build(problem, step, settings, tol)``.
 """
 
 from __future__ import annotations
@@ -14,7 +24,7 @@ from typing import Any
 import numpy as np
 import scipy.sparse as sp
 
-from ermviz.base import MethodSpec, Problem, Solver, StepRuleSpec
+from ermviz.base import Method, MethodSpec, Problem, Solver, StepRuleSpec, methods_from
 from ermviz.errors import SettingError
 from ermviz.families.frank_wolfe.completion import (
     NUCLEAR_SETTINGS,
@@ -147,7 +157,10 @@ FW_METHOD_SETTINGS = (
 
 
 class FrankWolfeSolver(Solver):
-    """FW / AFW / PFW on :class:`.SvmDual` or :class:`.LogregL1`.
+    """FW / AFW / PFW on :class:`.SvmDual` or :class:`.LogregL1` (:mod:`solvers.fw`).
+
+    The lower-level API: it takes the method's name too. The registry builds it through
+    the method classes (:meth:`FrankWolfeMethod.build`).
 
     Parameters
     ----------
@@ -269,8 +282,29 @@ class FrankWolfeSolver(Solver):
         return int(self.istate[fw.I_K])
 
 
-def _factory(method: str):
-    def build(problem: Problem, step: str, settings: dict[str, Any], tol: float) -> Solver:
+_FW_PROBLEMS = (SvmDual.name, LogregL1.name, LeastSquares.name)
+#: FW, AFW, PFW and BPCG also complete matrices over a nuclear-norm ball.
+_NUC_PROBLEMS = (*_FW_PROBLEMS, MatrixCompletion.name)
+#: The nuclear-norm LMO's settings, not already declared by the vector kernels.
+NUCLEAR_ONLY_SETTINGS = tuple(s for s in NUCLEAR_SETTINGS if s.name != "refresh_every")
+#: AFW and PFW: their kernels' settings plus lazification.
+ACTIVE_SET_SETTINGS = (*FW_METHOD_SETTINGS, *LAZY_SETTINGS, *NUCLEAR_ONLY_SETTINGS)
+
+
+class FrankWolfeMethod(Method):
+    """The family's method classes: each subclass declares one method (its ``name`` is
+    the kernels' method code) and :meth:`build` runs it in the kernel that serves it on
+    the problem: :class:`.completion.NuclearFWSolver` on matrix completion,
+    :class:`FrankWolfeSolver` for FW, AFW and PFW (not lazified) on the simplex and the
+    l1 ball, :class:`.variants.VariantsSolver` otherwise."""
+
+    family = "frank-wolfe"
+    step_rules = tuple(STEP_RULES)
+    default_step = "exact"
+
+    @classmethod
+    def build(cls, problem: Problem, step: str, settings: dict[str, Any], tol: float) -> Solver:
+        method = cls.name
         if isinstance(problem, MatrixCompletion):
             if settings.get("lazy", False):
                 raise SettingError(f"{method} on matrix-completion is not lazified: drop lazy")
@@ -279,85 +313,82 @@ def _factory(method: str):
             return VariantsSolver(problem, method, step, settings, tol)
         return FrankWolfeSolver(problem, method, step, settings, tol)
 
-    return build
+
+class FrankWolfe(FrankWolfeMethod):
+    """Method ``fw``: Frank & Wolfe (1956), "An algorithm for quadratic programming"; the
+    conditional gradient method's analysis of Jaggi (2013), ICML."""
+
+    name = "fw"
+    title = "Frank-Wolfe (conditional gradient)"
+    problems = _NUC_PROBLEMS
+    settings = (*FW_METHOD_SETTINGS, *NUCLEAR_ONLY_SETTINGS)
+    reference = "Frank & Wolfe 1956; Jaggi 2013"
 
 
-_FW_RULES = tuple(STEP_RULES)
-_FW_PROBLEMS = (SvmDual.name, LogregL1.name, LeastSquares.name)
-#: FW, AFW, PFW and BPCG also complete matrices over a nuclear-norm ball.
-_NUC_PROBLEMS = (*_FW_PROBLEMS, MatrixCompletion.name)
-#: The nuclear-norm LMO's settings, not already declared by the vector kernels.
-_NUC_ONLY = tuple(s for s in NUCLEAR_SETTINGS if s.name != "refresh_every")
-#: AFW and PFW: their kernels' settings plus lazification.
-_AS_SETTINGS = (*FW_METHOD_SETTINGS, *LAZY_SETTINGS, *_NUC_ONLY)
+class AwayStepFrankWolfe(FrankWolfeMethod):
+    """Method ``afw``: away-step FW, Guelat & Marcotte (1986), Math. Programming;
+    Lacoste-Julien & Jaggi (2015), NeurIPS; lazified: Braun, Pokutta & Zink (2017), ICML."""
 
-METHODS: dict[str, MethodSpec] = {
-    "fw": MethodSpec(
-        name="fw",
-        title="Frank-Wolfe (conditional gradient)",
-        family="frank-wolfe",
-        problems=_NUC_PROBLEMS,
-        step_rules=_FW_RULES,
-        settings=(*FW_METHOD_SETTINGS, *_NUC_ONLY),
-        reference="Frank & Wolfe 1956; Jaggi 2013",
-        factory=_factory("fw"),
-        default_step="exact",
-    ),
-    "afw": MethodSpec(
-        name="afw",
-        title="away-step Frank-Wolfe",
-        family="frank-wolfe",
-        problems=_NUC_PROBLEMS,
-        step_rules=_FW_RULES,
-        settings=_AS_SETTINGS,
-        reference=(
-            "Guelat & Marcotte 1986; Lacoste-Julien & Jaggi 2015; lazy: Braun, Pokutta & Zink 2017"
-        ),
-        factory=_factory("afw"),
-        default_step="exact",
-    ),
-    "pfw": MethodSpec(
-        name="pfw",
-        title="pairwise Frank-Wolfe",
-        family="frank-wolfe",
-        problems=_NUC_PROBLEMS,
-        step_rules=_FW_RULES,
-        settings=_AS_SETTINGS,
-        reference="Lacoste-Julien & Jaggi 2015; lazy: Braun, Pokutta & Zink 2017",
-        factory=_factory("pfw"),
-        default_step="exact",
-    ),
-    "bpcg": MethodSpec(
-        name="bpcg",
-        title="blended pairwise conditional gradients (BPCG)",
-        family="frank-wolfe",
-        problems=_NUC_PROBLEMS,
-        step_rules=_FW_RULES,
-        settings=(*FW_SETTINGS, *LAZY_SETTINGS, *_NUC_ONLY),
-        reference="Tsuji, Tanaka & Pokutta 2022 (ICML)",
-        factory=_factory("bpcg"),
-        default_step="exact",
-    ),
-    "boosted": MethodSpec(
-        name="boosted",
-        title="boosted Frank-Wolfe (gradient pursuit)",
-        family="frank-wolfe",
-        problems=_FW_PROBLEMS,
-        step_rules=_FW_RULES,
-        settings=(*FW_SETTINGS, *BOOST_SETTINGS),
-        reference="Combettes & Pokutta 2020 (ICML)",
-        factory=_factory("boosted"),
-        default_step="exact",
-    ),
-    "dicg": MethodSpec(
-        name="dicg",
-        title="decomposition-invariant pairwise CG (simplex)",
-        family="frank-wolfe",
-        problems=(SvmDual.name,),
-        step_rules=_FW_RULES,
-        settings=FW_SETTINGS,
-        reference="Garber & Meshi 2016 (NeurIPS)",
-        factory=_factory("dicg"),
-        default_step="exact",
-    ),
-}
+    name = "afw"
+    title = "away-step Frank-Wolfe"
+    problems = _NUC_PROBLEMS
+    settings = ACTIVE_SET_SETTINGS
+    reference = (
+        "Guelat & Marcotte 1986; Lacoste-Julien & Jaggi 2015; lazy: Braun, Pokutta & Zink 2017"
+    )
+
+
+class PairwiseFrankWolfe(FrankWolfeMethod):
+    """Method ``pfw``: pairwise FW, Lacoste-Julien & Jaggi (2015), "On the global linear
+    convergence of Frank-Wolfe optimization variants", NeurIPS; lazified: Braun, Pokutta
+    & Zink (2017), ICML."""
+
+    name = "pfw"
+    title = "pairwise Frank-Wolfe"
+    problems = _NUC_PROBLEMS
+    settings = ACTIVE_SET_SETTINGS
+    reference = "Lacoste-Julien & Jaggi 2015; lazy: Braun, Pokutta & Zink 2017"
+
+
+class BlendedPairwiseCG(FrankWolfeMethod):
+    """Method ``bpcg``: Tsuji, Tanaka & Pokutta (2022), "Pairwise conditional gradients
+    without swap steps and sparser kernel herding", ICML."""
+
+    name = "bpcg"
+    title = "blended pairwise conditional gradients (BPCG)"
+    problems = _NUC_PROBLEMS
+    settings = (*FW_SETTINGS, *LAZY_SETTINGS, *NUCLEAR_ONLY_SETTINGS)
+    reference = "Tsuji, Tanaka & Pokutta 2022 (ICML)"
+
+
+class BoostedFrankWolfe(FrankWolfeMethod):
+    """Method ``boosted``: Combettes & Pokutta (2020), "Boosting Frank-Wolfe by chasing
+    gradients", ICML."""
+
+    name = "boosted"
+    title = "boosted Frank-Wolfe (gradient pursuit)"
+    problems = _FW_PROBLEMS
+    settings = (*FW_SETTINGS, *BOOST_SETTINGS)
+    reference = "Combettes & Pokutta 2020 (ICML)"
+
+
+class DecompositionInvariantCG(FrankWolfeMethod):
+    """Method ``dicg``: Garber & Meshi (2016), "Linear-memory and decomposition-invariant
+    linearly convergent conditional gradient algorithm for structured polytopes",
+    NeurIPS (on the simplex)."""
+
+    name = "dicg"
+    title = "decomposition-invariant pairwise CG (simplex)"
+    problems = (SvmDual.name,)
+    settings = FW_SETTINGS
+    reference = "Garber & Meshi 2016 (NeurIPS)"
+
+
+METHODS: dict[str, MethodSpec] = methods_from(
+    FrankWolfe,
+    AwayStepFrankWolfe,
+    PairwiseFrankWolfe,
+    BlendedPairwiseCG,
+    BoostedFrankWolfe,
+    DecompositionInvariantCG,
+)

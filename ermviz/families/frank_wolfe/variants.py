@@ -103,6 +103,9 @@ class VariantsSolver(Solver):
     """One of ``fw_variants.METHOD_CODES`` on :class:`.SvmDual`, :class:`.LogregL1` or
     :class:`.LeastSquares`.
 
+    The lower-level API: it takes the method's name too. The registry builds it through
+    the method classes of :mod:`.methods` (:meth:`.methods.FrankWolfeMethod.build`).
+
     Parameters
     ----------
     problem : Problem

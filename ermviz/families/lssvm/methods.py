@@ -27,9 +27,8 @@ from typing import Any
 
 import numpy as np
 
-from ermviz.base import MethodSpec, Solver, StepRuleSpec
+from ermviz.base import Method, MethodSpec, Solver, StepRuleSpec, methods_from
 from ermviz.errors import SettingError
-from ermviz.families.common import solver_factory
 from ermviz.families.lazy import KernelConstant, kernel_module
 from ermviz.families.lssvm.problem import LssvmProblem
 from ermviz.settings import Setting
@@ -80,10 +79,23 @@ def kernel_plan(problem: LssvmProblem, products: int) -> tuple[bool, float, floa
     return cached, matrix_mb, seconds
 
 
-def _advise(products: int):
-    def advise(problem: Any) -> list[str]:
-        cached, mb, seconds = kernel_plan(problem, products)
-        if cached or products == 0:
+class LssvmSolver(Solver, Method):
+    """Shared set-up of the three methods: kernel data, cache, state and record buffer;
+    each subclass is one method and carries its declaration."""
+
+    columns = KernelConstant("solvers.lssvm", "COLUMNS")
+    certificate_kind = "rel_duality_gap"
+    summary_columns = ("kernel_evals", "kernel_computed")
+    #: Products with Q per iteration (0: SMO, which needs two kernel columns).
+    products = 0
+    family = "lssvm"
+    problems = (LssvmProblem.name,)
+
+    @classmethod
+    def advise(cls, problem: Any) -> list[str]:
+        """The warning of a CG method whose products compute the kernel on the fly."""
+        cached, mb, seconds = kernel_plan(problem, cls.products)
+        if cached or cls.products == 0:
             return []
         return [
             f"the {problem.n} x {problem.n} kernel matrix ({mb:,.0f} MB) exceeds "
@@ -93,19 +105,6 @@ def _advise(products: int):
             f"{mb * 1.05:,.0f} if memory allows, or race smo, which needs two kernel "
             "columns per step"
         ]
-
-    return advise
-
-
-class LssvmSolver(Solver):
-    """Shared set-up of the three methods: kernel data, cache, state and record buffer."""
-
-    columns = KernelConstant("solvers.lssvm", "COLUMNS")
-    certificate_kind = "rel_duality_gap"
-    summary_columns = ("kernel_evals", "kernel_computed")
-    #: Products with Q per iteration (0: SMO, which needs two kernel columns).
-    products = 0
-    name = ""
 
     def __init__(self, problem: LssvmProblem, step: str, settings: dict[str, Any], tol: float):
         self.problem = problem
@@ -205,10 +204,14 @@ class LssvmSolver(Solver):
 
 
 class TwoSystemCgSolver(LssvmSolver):
-    """Suykens et al. (1999): ``Q eta = y`` and ``Q nu = 1`` by CG in lock-step."""
+    """Method ``cg-two-system``, Suykens, Lukas, Van Dooren, De Moor & Vandewalle (1999):
+    ``Q eta = y`` and ``Q nu = 1`` by CG in lock-step."""
 
     products = 2
     name = "cg-two-system"
+    title = "LS-SVM: two conjugate-gradient runs in lock-step (Suykens et al.)"
+    step_rules = ("cg",)
+    reference = REFERENCES["cg-two-system"]
 
     def __init__(self, problem: LssvmProblem, step: str, settings: dict[str, Any], tol: float):
         super().__init__(problem, step, settings, tol)
@@ -237,10 +240,14 @@ class TwoSystemCgSolver(LssvmSolver):
 
 
 class ReducedCgSolver(LssvmSolver):
-    """Chu, Ong & Keerthi (2005): one CG on the reduced system of order n - 1."""
+    """Method ``cg-reduced``, Chu, Ong & Keerthi (2005): one CG on the reduced system of
+    order n - 1."""
 
     products = 1
     name = "cg-reduced"
+    title = "LS-SVM: one conjugate-gradient run on the reduced system (Chu, Ong & Keerthi)"
+    step_rules = ("cg",)
+    reference = REFERENCES["cg-reduced"]
 
     def __init__(self, problem: LssvmProblem, step: str, settings: dict[str, Any], tol: float):
         super().__init__(problem, step, settings, tol)
@@ -265,7 +272,23 @@ class ReducedCgSolver(LssvmSolver):
 
 
 class SmoSolver(LssvmSolver):
-    """Keerthi & Shevade (2003): SMO with the maximal violating pair (or second order)."""
+    """Method ``smo``, Keerthi & Shevade (2003): SMO with the maximal violating pair (or
+    second order)."""
+
+    name = "smo"
+    title = "LS-SVM: SMO, two coordinates per step (Keerthi & Shevade)"
+    step_rules = ("smo",)
+    settings = (
+        Setting(
+            "pair",
+            "choice",
+            "max-violating",
+            "working pair: the maximal violating pair, or j chosen by second-order gain",
+            choices=tuple(PAIR_CODES),
+        ),
+    )
+    reference = REFERENCES["smo"]
+    advise = None  # two kernel columns per step: nothing to warn about
 
     def __init__(self, problem: LssvmProblem, step: str, settings: dict[str, Any], tol: float):
         super().__init__(problem, step, settings, tol)
@@ -290,46 +313,4 @@ class SmoSolver(LssvmSolver):
         )  # fmt: skip
 
 
-_PROBLEMS = (LssvmProblem.name,)
-METHODS: dict[str, MethodSpec] = {
-    "cg-two-system": MethodSpec(
-        name="cg-two-system",
-        title="LS-SVM: two conjugate-gradient runs in lock-step (Suykens et al.)",
-        family="lssvm",
-        problems=_PROBLEMS,
-        step_rules=("cg",),
-        settings=(),
-        reference=REFERENCES["cg-two-system"],
-        factory=solver_factory(TwoSystemCgSolver),
-        advise=_advise(2),
-    ),
-    "cg-reduced": MethodSpec(
-        name="cg-reduced",
-        title="LS-SVM: one conjugate-gradient run on the reduced system (Chu, Ong & Keerthi)",
-        family="lssvm",
-        problems=_PROBLEMS,
-        step_rules=("cg",),
-        settings=(),
-        reference=REFERENCES["cg-reduced"],
-        factory=solver_factory(ReducedCgSolver),
-        advise=_advise(1),
-    ),
-    "smo": MethodSpec(
-        name="smo",
-        title="LS-SVM: SMO, two coordinates per step (Keerthi & Shevade)",
-        family="lssvm",
-        problems=_PROBLEMS,
-        step_rules=("smo",),
-        settings=(
-            Setting(
-                "pair",
-                "choice",
-                "max-violating",
-                "working pair: the maximal violating pair, or j chosen by second-order gain",
-                choices=tuple(PAIR_CODES),
-            ),
-        ),
-        reference=REFERENCES["smo"],
-        factory=solver_factory(SmoSolver),
-    ),
-}
+METHODS: dict[str, MethodSpec] = methods_from(TwoSystemCgSolver, ReducedCgSolver, SmoSolver)

@@ -36,9 +36,8 @@ from typing import Any
 import numpy as np
 import scipy.sparse as sp
 
-from ermviz.base import MethodSpec, Solver, StepRuleSpec
+from ermviz.base import Method, MethodSpec, Solver, StepRuleSpec, methods_from
 from ermviz.errors import SettingError
-from ermviz.families.common import solver_factory
 from ermviz.families.lazy import kernel_module
 from ermviz.families.plq.certificate import (
     CERTIFICATE_SETTINGS,
@@ -117,8 +116,9 @@ RECORD_COLUMNS = (
 LOADED_KERNEL_TYPES: set[tuple] = set()
 
 
-class PlqIpmSolver(Solver):
-    """Primal-dual interior-point method on a :class:`PlqProblem` (module docstring).
+class PlqIpmSolver(Solver, Method):
+    """Method ``ipm``: primal-dual interior-point method (Mehrotra 1992; Ferris & Munson
+    2002; Gertz & Wright 2003) on a :class:`PlqProblem` (module docstring).
 
     Parameters
     ----------
@@ -131,6 +131,15 @@ class PlqIpmSolver(Solver):
         Stop when the certificate is at most ``tol`` (and the infeasibility at most
         ``feas_tol``).
     """
+
+    name = "ipm"
+    title = "primal-dual interior-point method (Mehrotra), d x d Newton systems"
+    family = "rehline"
+    problems = (PlqProblem.name,)
+    step_rules = ("newton",)
+    settings = IPM_SETTINGS
+    reference = REFERENCE
+    default_step = "newton"
 
     columns = RECORD_COLUMNS
     certificate_kind = "duality_gap"
@@ -542,16 +551,4 @@ def _empty_rows(X: tuple[np.ndarray, np.ndarray, np.ndarray]) -> tuple:
     return data[:0], indices[:0], indptr[:1]
 
 
-METHODS: dict[str, MethodSpec] = {
-    "ipm": MethodSpec(
-        name="ipm",
-        title="primal-dual interior-point method (Mehrotra), d x d Newton systems",
-        family="rehline",
-        problems=(PlqProblem.name,),
-        step_rules=("newton",),
-        settings=IPM_SETTINGS,
-        reference=REFERENCE,
-        factory=solver_factory(PlqIpmSolver),
-        default_step="newton",
-    ),
-}
+METHODS: dict[str, MethodSpec] = methods_from(PlqIpmSolver)

@@ -50,9 +50,8 @@ from typing import Any
 
 import numpy as np
 
-from ermviz.base import MethodSpec, Solver, StepRuleSpec
+from ermviz.base import Method, MethodSpec, Solver, StepRuleSpec, methods_from
 from ermviz.errors import SettingError
-from ermviz.families.common import solver_factory
 from ermviz.families.lazy import kernel_module
 from ermviz.families.plq.certificate import (
     CERTIFICATE_SETTINGS,
@@ -160,8 +159,9 @@ RECORD_COLUMNS = (
 )
 
 
-class ReHLineSolver(Solver):
-    """ReHLine coordinate descent on a :class:`PlqProblem` (see the module docstring).
+class ReHLineSolver(Solver, Method):
+    """Method ``rehline``: ReHLine coordinate descent (Dai & Qiu, NeurIPS 2023) on a
+    :class:`PlqProblem` (see the module docstring).
 
     Parameters
     ----------
@@ -177,6 +177,15 @@ class ReHLineSolver(Solver):
         Dual point to start from (keys ``xi``, ``Lambda``, ``Gamma``, ``l1``; shapes as
         :meth:`PlqProblem.initial_duals`); clipped into the boxes.
     """
+
+    name = "rehline"
+    title = "ReHLine: dual coordinate descent with beta maintained"
+    family = "rehline"
+    problems = (PlqProblem.name,)
+    step_rules = ("cd",)
+    settings = REHLINE_SETTINGS
+    reference = REFERENCE
+    default_step = "cd"
 
     columns = RECORD_COLUMNS
     certificate_kind = "duality_gap"
@@ -530,16 +539,4 @@ class ReHLineSolver(Solver):
         return self._k
 
 
-METHODS: dict[str, MethodSpec] = {
-    "rehline": MethodSpec(
-        name="rehline",
-        title="ReHLine: dual coordinate descent with beta maintained",
-        family="rehline",
-        problems=(PlqProblem.name,),
-        step_rules=("cd",),
-        settings=REHLINE_SETTINGS,
-        reference=REFERENCE,
-        factory=solver_factory(ReHLineSolver),
-        default_step="cd",
-    ),
-}
+METHODS: dict[str, MethodSpec] = methods_from(ReHLineSolver)

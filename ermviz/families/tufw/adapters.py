@@ -1,4 +1,5 @@
-"""The TUFW family's solvers: TUFW, SPIDER-FW, CSFW and exact-gradient FW for GLM losses.
+"""The TUFW family's method classes: TUFW, SPIDER-FW, CSFW and exact-gradient FW for GLM
+losses, each carrying its declaration (:class:`ermviz.base.Method`) and its settings.
 
 Adapters of the kernels in :mod:`solvers.tufw` (Xiong & Freund, SIAM J. Optim.; Yurtsever,
 Sra & Cevher, ICML 2019; Negiar et al., ICML 2020): each packs the problem's arrays, owns
@@ -25,15 +26,125 @@ from typing import Any
 import numpy as np
 import scipy.sparse as sp
 
-from ermviz.base import Problem, Solver
+from ermviz.base import Method, Problem, Solver
 from ermviz.errors import SettingError
+from ermviz.families.frank_wolfe.methods import FW_SETTINGS
 from ermviz.families.frank_wolfe.problems import LogregL1
 from ermviz.families.lazy import KernelConstant, kernel_module
 from ermviz.families.tufw.problem import NonconvexL1
-from solvers.tags import STATUS_CONVERGED, STATUS_NONFINITE, STATUS_RUNNING
+from ermviz.settings import Setting
+from solvers.tags import STATUS_CONVERGED, STATUS_NONFINITE, STATUS_RUNNING, TAYLOR_CODES
 
 k = kernel_module("solvers.tufw", globals())
 linalg = kernel_module("solvers.linalg", globals())
+
+
+# -- the methods' settings ---------------------------------------------------------------
+K_SETTING = Setting(
+    "K",
+    "int",
+    10000,
+    "horizon K fixed in advance (constant step 1/sqrt(K+1), K-rules of TUFW)",
+    low=1,
+    high=10**12,
+)
+
+EVAL_SETTINGS = (
+    Setting(
+        "eval_every",
+        "int",
+        1,
+        "checkpoint (trace row, exact gap) spacing in iterations, at least",
+        low=1,
+        high=10**9,
+    ),
+    Setting(
+        "eval_growth",
+        "float",
+        0.01,
+        "checkpoint spacing also grows like k * eval_growth (0 = fixed spacing); "
+        "non-convex runs still evaluate every iterate for the running average",
+        low=0.0,
+        high=10.0,
+    ),
+    Setting("seed", "int", 0, "seed of the sampling", low=0, high=2**62),
+)
+
+TAYLOR_SETTINGS = (
+    K_SETTING,
+    Setting(
+        "rounding",
+        "choice",
+        "ceil",
+        "round batch sizes n/sqrt(k), n/K^(1/4) and the period K^(1/4) up or down",
+        choices=("ceil", "floor"),
+    ),
+    Setting("offset", "int", 0, "use k + offset in the rule formulas", low=0, high=1),
+    Setting(
+        "replace",
+        "bool",
+        False,
+        "SBD rules: draw the batch with replacement (default: without)",
+    ),
+    Setting(
+        "rebuild_h_every",
+        "int",
+        1000,
+        "rebuild h = H x and x^T H x from H every this many iterations (0 = never)",
+        low=0,
+        high=10**9,
+    ),
+    Setting(
+        "rebuild_H_passes",
+        "int",
+        20,
+        "rebuild q and H from the stored t_i after this many n partial resets (0 = never); "
+        "full resets always rebuild",
+        low=0,
+        high=10**6,
+    ),
+    *EVAL_SETTINGS,
+)
+
+RULE_SETTING = Setting(
+    "rule",
+    "choice",
+    "dbd-sqrtk",
+    "Taylor-point rule: sbd-sqrtk, dbd-sqrtk, sbd-k4, dbd-k4",
+    choices=tuple(TAYLOR_CODES),
+)
+
+
+def sampling_settings(replace_default: bool, epoch: bool) -> tuple[Setting, ...]:
+    out = [
+        Setting(
+            "batch",
+            "int",
+            0,
+            "samples per iteration (0 = ceil(sqrt(n)))",
+            low=0,
+            high=10**9,
+        ),
+        Setting("replace", "bool", replace_default, "draw the batch with replacement"),
+    ]
+    if epoch:
+        out.append(
+            Setting(
+                "epoch",
+                "int",
+                0,
+                "iterations per epoch: a full gradient starts each (0 = ceil(sqrt(n)))",
+                low=0,
+                high=10**9,
+            )
+        )
+    return (*out, *EVAL_SETTINGS)
+
+
+PROBLEMS_SOLVED = (LogregL1.name, NonconvexL1.name)
+OPEN_LOOP = ("diminishing", "nonconvex", "constant-sqrt")
+TUFW_STEPS = ("taylor-adaptive", "taylor-exact", *OPEN_LOOP)
+XF = "Xiong & Freund, SIAM J. Optim. (Algorithm 2.1)"
 
 
 def _loss_code(problem: Problem) -> int:
@@ -103,22 +214,23 @@ def _overhead(call: Any, repeats: int = 40) -> tuple[float, float]:
 
 
 # -- solvers ------------------------------------------------------------------------------
-class EstimatorSolver(Solver):
+class EstimatorSolver(Solver, Method):
     """Shared glue of TUFW, SPIDER-FW and CSFW: kernel runs, exact evaluation by replay.
 
-    Subclasses set up their own state arrays and ``_kernel(log) -> rows``.
+    Subclasses are one method each, carry its declaration and set up their own state
+    arrays and ``_kernel(log) -> rows``.
     """
 
     columns = KernelConstant("solvers.tufw", "OUT_COLUMNS")
-    #: The method's registry name, for error messages.
-    method_name = "this method"
+    family = "tufw"
+    problems = PROBLEMS_SOLVED
     LOG_CAP = 1 << 15
     EVAL_TARGET = 0.05  # seconds of replay per kernel call when every iterate is evaluated
 
     def __init__(self, problem: Problem, step: str, settings: dict[str, Any], tol: float):
         if not isinstance(problem, LogregL1):  # the registry pairs these with l1 GLMs only
             raise TypeError(f"{type(self).__name__} does not solve {problem.name}")
-        _require_l1(problem, self.method_name)
+        _require_l1(problem, self.name or "this method")
         self.problem = problem
         self.tol = float(tol)
         self.certificate_kind = _certificate_kind(problem)
@@ -260,7 +372,11 @@ class TufwSolver(EstimatorSolver):
     ``K``, drift control (``rebuild_h_every``, ``rebuild_H_passes``), evaluation schedule.
     """
 
-    method_name = "tufw"
+    name = "tufw"
+    title = "Taylor-approximated-gradient Frank-Wolfe (TUFW)"
+    step_rules = TUFW_STEPS
+    settings = (RULE_SETTING, *TAYLOR_SETTINGS)
+    reference = XF
 
     def __init__(
         self,
@@ -324,7 +440,11 @@ class SpiderFwSolver(EstimatorSolver):
     each starting with a full gradient, then SARAH/SPIDER minibatch corrections of
     ``batch`` samples (defaults ``ceil(sqrt(n))``, the paper's values are unconfirmed)."""
 
-    method_name = "spider-fw"
+    name = "spider-fw"
+    title = "SPIDER Frank-Wolfe (recursive variance-reduced gradient estimator)"
+    step_rules = OPEN_LOOP
+    settings = sampling_settings(True, epoch=True)
+    reference = "Yurtsever, Sra & Cevher, ICML 2019"
 
     def __init__(self, problem: Problem, step: str, settings: dict[str, Any], tol: float):
         super().__init__(problem, step, settings, tol)
@@ -362,7 +482,11 @@ class CsfwSolver(EstimatorSolver):
     reference implementation copt ``minimize_sfw``): per-sample memory ``alpha_i``,
     ``batch`` samples per iteration (default ``ceil(sqrt(n))``, unconfirmed)."""
 
-    method_name = "csfw"
+    name = "csfw"
+    title = "constant-batch stochastic Frank-Wolfe (SAG-type memory)"
+    step_rules = OPEN_LOOP
+    settings = sampling_settings(True, epoch=False)
+    reference = "Negiar et al., ICML 2020"
 
     def __init__(self, problem: Problem, step: str, settings: dict[str, Any], tol: float):
         super().__init__(problem, step, settings, tol)
@@ -394,10 +518,18 @@ class CsfwSolver(EstimatorSolver):
         return self.r.copy()
 
 
-class GlmFrankWolfeSolver(Solver):
-    """Plain FW with the exact gradient for any loss code (``fw-nc``, ``fw-ada`` on
-    ``nonconvex-l1``). It computes the exact gap itself, so nothing is subtracted."""
+class GlmFrankWolfeSolver(Solver, Method):
+    """Method ``fw-nc``: plain FW (Frank & Wolfe 1956) with the exact gradient for any
+    loss code (``fw-nc``, ``fw-ada`` on ``nonconvex-l1``; the FW baseline of Xiong &
+    Freund). It computes the exact gap itself, so nothing is subtracted."""
 
+    name = "fw-nc"
+    title = "Frank-Wolfe with the exact gradient for any GLM loss (incl. non-convex)"
+    family = "tufw"
+    problems = PROBLEMS_SOLVED
+    step_rules = (*OPEN_LOOP, "adaptive")
+    settings = FW_SETTINGS
+    reference = "Frank & Wolfe 1956; Xiong & Freund (baseline FW)"
     columns = KernelConstant("solvers.tufw", "OUT_COLUMNS")
 
     def __init__(self, problem: Problem, step: str, settings: dict[str, Any], tol: float):

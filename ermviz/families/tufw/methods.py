@@ -1,17 +1,22 @@
-"""TUFW (Taylor-approximated-gradient Frank-Wolfe) and its baselines, bound to problems.
+"""TUFW (Taylor-approximated-gradient Frank-Wolfe) and its baselines: the family's
+``METHODS``, step rules and aliases.
 
 Xiong & Freund, "Using Taylor-approximated gradients to improve the Frank-Wolfe method for
 empirical risk minimization" (SIAM J. Optim.): FW whose gradient is the average of
 first-order Taylor expansions of the per-sample gradients around per-sample points ``b_i``,
 which are moved to the current iterate by a batch rule. The numerics are in
-:mod:`solvers.tufw`; this module declares
+:mod:`solvers.tufw`; the method classes, each carrying its declaration, are in
+:mod:`.adapters`:
 
-* the methods ``tufw`` (Taylor-point rule by the setting ``rule``: ``sbd-sqrtk``,
-  ``dbd-sqrtk``, ``sbd-k4``, ``dbd-k4``), ``spider-fw`` (Yurtsever, Sra & Cevher, ICML
-  2019), ``csfw`` (Negiar et al., ICML 2020) and ``fw-nc`` (plain FW with the exact gradient
-  for any of the losses: the "FW" baseline of the non-convex table), on ``nonconvex-l1``
+* ``tufw`` (Taylor-point rule by the setting ``rule``: ``sbd-sqrtk``, ``dbd-sqrtk``,
+  ``sbd-k4``, ``dbd-k4``), ``spider-fw`` (Yurtsever, Sra & Cevher, ICML 2019), ``csfw``
+  (Negiar et al., ICML 2020) and ``fw-nc`` (plain FW with the exact gradient for any of
+  the losses: the "FW" baseline of the non-convex table), on ``nonconvex-l1``
   (:mod:`.problem`, problem (7.2) of the paper) and ``logreg-l1`` ((7.1), from the
-  Frank-Wolfe family);
+  Frank-Wolfe family).
+
+This module declares :data:`METHODS` from those classes and
+
 * the aliases of older names: ``tufw-sbd-sqrtk``, ``tufw-dbd-sqrtk``, ``tufw-sbd-k4``,
   ``tufw-dbd-k4`` (``tufw`` with that ``rule``) and ``fw-ada`` (FW with the backtracking
   step of Pedregosa, Negiar, Askari & Jaggi, AISTATS 2020: ``fw --step adaptive`` on
@@ -26,11 +31,13 @@ Timing and checkpoints: see :mod:`ermviz.families.tufw.adapters`.
 
 from __future__ import annotations
 
-from ermviz.base import MethodAlias, MethodSpec, StepRuleSpec
-from ermviz.families.common import solver_factory
-from ermviz.families.frank_wolfe.methods import FW_SETTINGS
-from ermviz.families.frank_wolfe.problems import LogregL1
-from ermviz.families.tufw.adapters import (
+from ermviz.base import MethodAlias, MethodSpec, StepRuleSpec, methods_from
+from ermviz.families.tufw.adapters import (  # noqa: F401 (the settings: public names here too)
+    EVAL_SETTINGS,
+    K_SETTING,
+    RULE_SETTING,
+    TAYLOR_SETTINGS,
+    XF,
     CsfwSolver,
     GlmFrankWolfeSolver,
     SpiderFwSolver,
@@ -38,18 +45,9 @@ from ermviz.families.tufw.adapters import (
 )
 from ermviz.families.tufw.problem import NonconvexL1
 from ermviz.settings import Setting
-from solvers.tags import OPEN_LOOP_CODES, TAYLOR_CODES
+from solvers.tags import OPEN_LOOP_CODES
 
-# -- settings and step rules --------------------------------------------------------------
-K_SETTING = Setting(
-    "K",
-    "int",
-    10000,
-    "horizon K fixed in advance (constant step 1/sqrt(K+1), K-rules of TUFW)",
-    low=1,
-    high=10**12,
-)
-
+# -- step rules ---------------------------------------------------------------------------
 STEP_RULES: dict[str, StepRuleSpec] = {
     "constant-sqrt": StepRuleSpec(
         name="constant-sqrt",
@@ -82,105 +80,6 @@ STEP_RULES: dict[str, StepRuleSpec] = {
     ),
 }
 
-EVAL_SETTINGS = (
-    Setting(
-        "eval_every",
-        "int",
-        1,
-        "checkpoint (trace row, exact gap) spacing in iterations, at least",
-        low=1,
-        high=10**9,
-    ),
-    Setting(
-        "eval_growth",
-        "float",
-        0.01,
-        "checkpoint spacing also grows like k * eval_growth (0 = fixed spacing); "
-        "non-convex runs still evaluate every iterate for the running average",
-        low=0.0,
-        high=10.0,
-    ),
-    Setting("seed", "int", 0, "seed of the sampling", low=0, high=2**62),
-)
-
-TAYLOR_SETTINGS = (
-    K_SETTING,
-    Setting(
-        "rounding",
-        "choice",
-        "ceil",
-        "round batch sizes n/sqrt(k), n/K^(1/4) and the period K^(1/4) up or down",
-        choices=("ceil", "floor"),
-    ),
-    Setting("offset", "int", 0, "use k + offset in the rule formulas", low=0, high=1),
-    Setting(
-        "replace",
-        "bool",
-        False,
-        "SBD rules: draw the batch with replacement (default: without)",
-    ),
-    Setting(
-        "rebuild_h_every",
-        "int",
-        1000,
-        "rebuild h = H x and x^T H x from H every this many iterations (0 = never)",
-        low=0,
-        high=10**9,
-    ),
-    Setting(
-        "rebuild_H_passes",
-        "int",
-        20,
-        "rebuild q and H from the stored t_i after this many n partial resets (0 = never); "
-        "full resets always rebuild",
-        low=0,
-        high=10**6,
-    ),
-    *EVAL_SETTINGS,
-)
-
-RULE_SETTING = Setting(
-    "rule",
-    "choice",
-    "dbd-sqrtk",
-    "Taylor-point rule: sbd-sqrtk, dbd-sqrtk, sbd-k4, dbd-k4",
-    choices=tuple(TAYLOR_CODES),
-)
-
-
-def _sampling_settings(replace_default: bool, epoch: bool) -> tuple[Setting, ...]:
-    out = [
-        Setting(
-            "batch",
-            "int",
-            0,
-            "samples per iteration (0 = ceil(sqrt(n)))",
-            low=0,
-            high=10**9,
-        ),
-        Setting("replace", "bool", replace_default, "draw the batch with replacement"),
-    ]
-    if epoch:
-        out.append(
-            Setting(
-                "epoch",
-                "int",
-                0,
-                "iterations per epoch: a full gradient starts each (0 = ceil(sqrt(n)))",
-                low=0,
-                high=10**9,
-            )
-        )
-    return (*out, *EVAL_SETTINGS)
-
-
-# -- registry -----------------------------------------------------------------------------
-_PROBLEMS = (LogregL1.name, NonconvexL1.name)
-_OPEN = ("diminishing", "nonconvex", "constant-sqrt")
-_TUFW_STEPS = ("taylor-adaptive", "taylor-exact", *_OPEN)
-XF = "Xiong & Freund, SIAM J. Optim. (Algorithm 2.1)"
-
-
 _RULE_TITLES = {
     "sbd-sqrtk": "random ceil(n/sqrt(k)) Taylor points reset per iteration",
     "dbd-sqrtk": "all Taylor points reset when k is a perfect square",
@@ -188,48 +87,9 @@ _RULE_TITLES = {
     "dbd-k4": "all Taylor points reset every floor(K^(1/4)) iterations",
 }
 
-METHODS: dict[str, MethodSpec] = {
-    "tufw": MethodSpec(
-        name="tufw",
-        title="Taylor-approximated-gradient Frank-Wolfe (TUFW)",
-        family="tufw",
-        problems=_PROBLEMS,
-        step_rules=_TUFW_STEPS,
-        settings=(RULE_SETTING, *TAYLOR_SETTINGS),
-        reference=XF,
-        factory=solver_factory(TufwSolver),
-    ),
-    "spider-fw": MethodSpec(
-        name="spider-fw",
-        title="SPIDER Frank-Wolfe (recursive variance-reduced gradient estimator)",
-        family="tufw",
-        problems=_PROBLEMS,
-        step_rules=_OPEN,
-        settings=_sampling_settings(True, epoch=True),
-        reference="Yurtsever, Sra & Cevher, ICML 2019",
-        factory=solver_factory(SpiderFwSolver),
-    ),
-    "csfw": MethodSpec(
-        name="csfw",
-        title="constant-batch stochastic Frank-Wolfe (SAG-type memory)",
-        family="tufw",
-        problems=_PROBLEMS,
-        step_rules=_OPEN,
-        settings=_sampling_settings(True, epoch=False),
-        reference="Negiar et al., ICML 2020",
-        factory=solver_factory(CsfwSolver),
-    ),
-    "fw-nc": MethodSpec(
-        name="fw-nc",
-        title="Frank-Wolfe with the exact gradient for any GLM loss (incl. non-convex)",
-        family="tufw",
-        problems=_PROBLEMS,
-        step_rules=(*_OPEN, "adaptive"),
-        settings=FW_SETTINGS,
-        reference="Frank & Wolfe 1956; Xiong & Freund (baseline FW)",
-        factory=solver_factory(GlmFrankWolfeSolver),
-    ),
-}
+METHODS: dict[str, MethodSpec] = methods_from(
+    TufwSolver, SpiderFwSolver, CsfwSolver, GlmFrankWolfeSolver
+)
 
 #: Old names: the fixed-rule TUFW variants (sweep tables of earlier versions compare them
 #: by name) and FW-ada, which is FW with the backtracking step of Pedregosa, Negiar, Askari
