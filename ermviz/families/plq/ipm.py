@@ -167,6 +167,9 @@ class PlqIpmSolver(Solver):
         self._S = np.ascontiguousarray(pb.S, dtype=np.float64)
         self._l1w = np.ascontiguousarray(pb.l1w, dtype=np.float64)
         self._pieces = pack_pieces(pb, self._X)
+        self._data = kern.PlqData(  # the certificate's struct (solvers.plq_state)
+            self._X, *self._pieces, self._l1w, kern.PlqRows(self._A, self._b, self._asq)
+        )
         self._kind = constraint_kind(pb.A, pb.b)
         m = K + n * (L + H) + 2 * nl1
         self._off = (K, K + n * L, K + n * (L + H))
@@ -299,21 +302,18 @@ class PlqIpmSolver(Solver):
             True,  # the m x m path: no d x d factor on wide data; both paths compile
         )
         PL, PH = self._pieces
-        kern.evaluate_sized(
-            self._X,
-            PL[:0],
-            PH[:0],
-            self._A,
-            self._b[:0],
-            self._l1w[:0],
-            np.zeros(d),
+        rows = self._data.rows
+        empty = self._data._replace(
+            PL=PL[:0], PH=PH[:0], l1w=self._l1w[:0], rows=rows._replace(b=rows.b[:0])
+        )
+        duals = kern.PlqDuals(
             np.zeros(d),
             self.mu[:0],
             self.mu[:0].reshape(0, self.problem.L),
             self.mu[:0].reshape(0, 2),
             self.mu[:0].reshape(0, self.problem.H),
-            np.zeros(kern.N_EVAL),
         )
+        kern.evaluate_sized(empty, np.zeros(d), duals, np.zeros(kern.N_EVAL))
 
     def _start(self) -> None:
         """The start: ``beta = 0`` (a sane primal point whatever the scale of the data,
@@ -355,9 +355,7 @@ class PlqIpmSolver(Solver):
         self._proj_xi[:] = 0.0
         scale = float(beta @ beta) + 1.0
         kern.xi_block(
-            self._A,
-            self._b,
-            self._asq,
+            self._data.rows,
             beta,
             self._proj_xi,
             self._kind,
@@ -375,20 +373,14 @@ class PlqIpmSolver(Solver):
         mu = self.mu
         ipm.bmul(self._X, self._A, self._U, self._S, self._l1w, mu, self.beta_mu)
         self.beta = self._feasible(self.beta_var)
-        kern.evaluate_sized(
-            self._X,
-            *self._pieces,
-            self._A,
-            self._b,
-            self._l1w,
-            self.beta,
+        duals = kern.PlqDuals(
             self.beta_mu,
             mu[:K],
             mu[K:o_h].reshape(pb.n, pb.L),
             mu[o_1:].reshape(pb.l1w.shape[0], 2),
             mu[o_h:o_1].reshape(pb.n, pb.H),
-            self._eval,
         )
+        kern.evaluate_sized(self._data, self.beta, duals, self._eval)
         return read_gap(self._eval, self.relative)
 
     def _interior_count(self) -> int:

@@ -1,0 +1,74 @@
+"""The workspace structs of the PLQ kernels: named groups of arrays passed as one argument.
+
+The ReHLine coordinate-descent kernels (:mod:`solvers.rehline`, :mod:`solvers.rehline_blocks`)
+and the certificate (:mod:`solvers.plq_certificate`) take the problem's arrays, the dual
+point and the method's working arrays as three structs rather than as 18-21 separate
+arrays:
+
+* :class:`PlqRows`: the constraint rows ``A beta + b >= 0`` (``A``, ``b``, ``||a_k||^2``);
+* :class:`PlqData`: the problem (samples ``X``, packed pieces ``PL``/``PH``, l1 weights
+  and the rows), read-only;
+* :class:`PlqDuals`: a dual point and its map ``beta(mu)``, updated in place by coordinate
+  descent;
+* :class:`CdWork`: coordinate descent's working sets, scratch, integer and float state and
+  random generator.
+
+Each is a ``typing.NamedTuple`` of arrays (and, for ``X`` / ``A``, CSR triples). numba
+types it as a tuple of its members' types: attribute access compiles to a field read,
+calls between kernels pass the members as flattened arguments (the same machine code as
+separate arrays), a kernel compiled for a struct is cached on disk (``cache=True``) like
+one compiled for arrays, and the dispatcher reads a struct's type at about the cost of
+reading its arrays'. (A ``jitclass`` would box a Python object and is not cached on disk;
+a ``structref`` needs boxing code and a registered type for each struct.) Build them once
+per solver and call the kernels with them; ``_replace`` gives a variant with other arrays
+of the same types (the warm-ups' zero-sample copies). This module imports no numba.
+"""
+
+from __future__ import annotations
+
+from typing import Any, NamedTuple
+
+import numpy as np
+
+
+class PlqRows(NamedTuple):
+    """The constraint rows ``A beta + b >= 0``."""
+
+    A: Any  # CSR triple (data, indices, indptr) of the (K, d) matrix, no zero rows
+    b: np.ndarray  # (K,) float64
+    asq: np.ndarray  # (K,) float64, ||a_k||^2
+
+
+class PlqData(NamedTuple):
+    """The problem's arrays, as the kernels read them (never written)."""
+
+    X: Any  # dense (n, d) float64 or CSR triple: the samples (intercept column appended)
+    PL: np.ndarray  # (n, 1 + 3 L): ||x_i||^2, then u, v, 1/(u^2 ||x_i||^2) per ReLU piece
+    PH: np.ndarray  # (n, 1 + 4 H): ||x_i||^2, then s, t, tau, 1/(s^2 ||x_i||^2 + 1) per ReHU
+    l1w: np.ndarray  # (d,) l1 weights (fake samples); empty when there is no l1 term
+    rows: PlqRows  # the constraints
+
+
+class PlqDuals(NamedTuple):
+    """A dual point and its map ``beta = beta(xi, Lambda, Gamma)``."""
+
+    beta: np.ndarray  # (d,) float64, beta(mu) (kept equal to it by coordinate descent)
+    xi: np.ndarray  # (K,) constraint duals
+    lam: np.ndarray  # (n, L) ReLU duals
+    lam1: np.ndarray  # (d, 2) duals of the l1 term's fake samples (+w, -w)
+    gam: np.ndarray  # (n, H) ReHU duals
+
+
+class CdWork(NamedTuple):
+    """Coordinate descent's working arrays (:func:`solvers.rehline.epochs`)."""
+
+    idx_lam: np.ndarray  # int64 permutation of the lambda block; first istate[I_N_LAM] active
+    idx_gam: np.ndarray  # int64 permutation of the gamma block; first istate[I_N_GAM] active
+    buf: np.ndarray  # float64 scratch, at least 4 (K + 1) entries (the chain's xi block)
+    beta_start: np.ndarray  # (d,) float64 scratch (beta at the start of a group)
+    istate: np.ndarray  # int64 state, layout I_* of solvers.rehline
+    fstate: np.ndarray  # float64 state, layout F_* of solvers.rehline
+    rng: np.ndarray  # (1,) uint64 splitmix64 state
+
+
+__all__ = ["CdWork", "PlqData", "PlqDuals", "PlqRows"]
