@@ -1,9 +1,9 @@
 """The workspace structs of the PLQ kernels: named groups of arrays passed as one argument.
 
-The ReHLine coordinate-descent kernels (:mod:`solvers.rehline`, :mod:`solvers.rehline_blocks`)
-and the certificate (:mod:`solvers.plq_certificate`) take the problem's arrays, the dual
-point and the method's working arrays as three structs rather than as 18-21 separate
-arrays:
+The ReHLine coordinate-descent kernels (:mod:`solvers.rehline`,
+:mod:`solvers.rehline_blocks`) and the certificate (:mod:`solvers.plq_certificate`) take
+the problem's arrays, the dual point and the method's working arrays as three structs
+rather than as 18-21 separate arrays:
 
 * :class:`PlqRows`: the constraint rows ``A beta + b >= 0`` (``A``, ``b``, ``||a_k||^2``);
 * :class:`PlqData`: the problem (samples ``X``, packed pieces ``PL``/``PH``, l1 weights
@@ -12,6 +12,11 @@ arrays:
   descent;
 * :class:`CdWork`: coordinate descent's working sets, scratch, integer and float state and
   random generator.
+
+The interior-point kernels (:mod:`solvers.plq_ipm`, :mod:`solvers.plq_newton`) take
+:class:`BMatrix` (the factors of the dual's matrix ``B``), :class:`BoxQP` (the rest of the
+dual box QP), :class:`IpmPoint` (the iterate) and :class:`IpmWork` (outputs, factors,
+scratch).
 
 Each is a ``typing.NamedTuple`` of arrays (and, for ``X`` / ``A``, CSR triples). numba
 types it as a tuple of its members' types: attribute access compiles to a field read,
@@ -71,4 +76,58 @@ class CdWork(NamedTuple):
     rng: np.ndarray  # (1,) uint64 splitmix64 state
 
 
-__all__ = ["CdWork", "PlqData", "PlqDuals", "PlqRows"]
+# ---- the interior-point method (solvers.plq_ipm, solvers.plq_newton) ---------------------
+class BMatrix(NamedTuple):
+    """The matrix ``B`` of the dual box QP (column ``j``: ``a_k``, ``-u_li x_i``,
+    ``-s_hi x_i`` or ``-+w e_j``), as its factors (:func:`solvers.plq_newton.bmul`)."""
+
+    X: Any  # dense (n, d) float64 or CSR triple
+    A: Any  # CSR triple (K, d); K may be 0
+    U: np.ndarray  # (n, L) ReLU slopes
+    S: np.ndarray  # (n, H) ReHU slopes
+    l1w: np.ndarray  # (d,) l1 weights or empty
+
+
+class BoxQP(NamedTuple):
+    """The rest of the dual box QP, per dual variable (constant during a run)."""
+
+    dg: np.ndarray  # (m,) 1 for ReHU duals else 0
+    cost: np.ndarray  # (m,) linear term c
+    vkind: np.ndarray  # (m,) int8 V_FIXED, V_LOWER or V_BOX
+    bn2: np.ndarray  # (m,) ||b_j||^2
+
+
+class IpmPoint(NamedTuple):
+    """The interior-point iterate (updated in place by :func:`solvers.plq_ipm.iterate`)."""
+
+    beta: np.ndarray  # (d,) the primal iterate
+    mu: np.ndarray  # (m,) the duals
+    su: np.ndarray  # (m,) hi - mu on boxed variables
+    zl: np.ndarray  # (m,) multipliers of mu >= 0
+    zu: np.ndarray  # (m,) multipliers of mu <= hi
+
+
+class IpmWork(NamedTuple):
+    """The interior-point method's outputs, factors and scratch."""
+
+    beta_mu: np.ndarray  # (d,) out: B mu before the step
+    rp: np.ndarray  # (d,) out: beta - B mu before the step
+    wm: np.ndarray  # (N_WM, m) scratch rows W_*
+    wd: np.ndarray  # (N_WD, d) scratch rows D_*
+    M: np.ndarray  # (d, d) scratch, or (m, m) B^T B (constant) in the n-side form
+    Y: np.ndarray  # (n, d) scratch for dense X (any 2-D array for CSR)
+    sysf: tuple  # (Lc, scale, Bf, C, LF, scaleF): the factors of the Newton system
+    sysi: np.ndarray  # (1 + F,) int64: size and members of the free set F
+    fstate: np.ndarray  # (N_FSTATE,) out, layout F_* of solvers.plq_ipm
+
+
+__all__ = [
+    "BMatrix",
+    "BoxQP",
+    "CdWork",
+    "IpmPoint",
+    "IpmWork",
+    "PlqData",
+    "PlqDuals",
+    "PlqRows",
+]

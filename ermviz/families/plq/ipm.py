@@ -201,6 +201,21 @@ class PlqIpmSolver(Solver):
         self.beta_var = np.zeros(d)  # the primal iterate of the method
         self.beta_mu = np.zeros(d)  # B mu
         self._rp = np.zeros(d)
+        # The kernels' workspace structs (solvers.plq_state): the same arrays, grouped.
+        self._B = ipm.BMatrix(self._X, self._A, self._U, self._S, self._l1w)
+        self._qp = ipm.BoxQP(self._dg, self._cost, self._vkind, self._bn2)
+        self._point = ipm.IpmPoint(self.beta_var, self.mu, self.su, self.zl, self.zu)
+        self._work = ipm.IpmWork(
+            self.beta_mu,
+            self._rp,
+            self._wm,
+            self._wd,
+            self._M,
+            self._Y,
+            self._sysf,
+            self._sysi,
+            self._fstate,
+        )
         self.beta = np.zeros(d)  # the reported point: beta_var made feasible
         self._proj_xi = np.zeros(K)
         self._proj_buf = np.zeros(4 * (K + 1) + 5)
@@ -276,29 +291,20 @@ class PlqIpmSolver(Solver):
         mu = np.ones(m)
         sysf = _system_arrays(m, d, 0)
         ipm.iterate(
-            X0,
-            A0,
-            U0,
-            S0,
-            self._l1w[:0],
-            np.zeros(m),
-            np.zeros(m),
-            vk,
-            np.ones(m),
-            np.zeros(d),
-            mu,
-            np.ones(m),
-            np.ones(m),
-            np.ones(m),
-            np.zeros(d),
-            np.zeros(d),
-            np.zeros((ipm.N_WM, max(m, 1))),
-            np.zeros((ipm.N_WD, d)),
-            np.ones((m, m)),  # B^T B of the one constraint row
-            self._Y[:0] if isinstance(self._X, np.ndarray) else self._Y,
-            sysf,
-            np.zeros(1, dtype=np.int64),
-            np.zeros(ipm.N_FSTATE),
+            ipm.BMatrix(X0, A0, U0, S0, self._l1w[:0]),
+            ipm.BoxQP(np.zeros(m), np.zeros(m), vk, np.ones(m)),
+            ipm.IpmPoint(np.zeros(d), mu, np.ones(m), np.ones(m), np.ones(m)),
+            ipm.IpmWork(
+                np.zeros(d),
+                np.zeros(d),
+                np.zeros((ipm.N_WM, max(m, 1))),
+                np.zeros((ipm.N_WD, d)),
+                np.ones((m, m)),  # B^T B of the one constraint row
+                self._Y[:0] if isinstance(self._X, np.ndarray) else self._Y,
+                sysf,
+                np.zeros(1, dtype=np.int64),
+                np.zeros(ipm.N_FSTATE),
+            ),
             True,  # the m x m path: no d x d factor on wide data; both paths compile
         )
         PL, PH = self._pieces
@@ -371,7 +377,7 @@ class PlqIpmSolver(Solver):
         pb = self.problem
         K, o_h, o_1 = self._off
         mu = self.mu
-        ipm.bmul(self._X, self._A, self._U, self._S, self._l1w, mu, self.beta_mu)
+        ipm.bmul(self._B, mu, self.beta_mu)
         self.beta = self._feasible(self.beta_var)
         duals = kern.PlqDuals(
             self.beta_mu,
@@ -463,32 +469,7 @@ class PlqIpmSolver(Solver):
 
     def _step(self) -> None:
         f = self._fstate
-        ipm.iterate(
-            self._X,
-            self._A,
-            self._U,
-            self._S,
-            self._l1w,
-            self._dg,
-            self._cost,
-            self._vkind,
-            self._bn2,
-            self.beta_var,
-            self.mu,
-            self.su,
-            self.zl,
-            self.zu,
-            self.beta_mu,
-            self._rp,
-            self._wm,
-            self._wd,
-            self._M,
-            self._Y,
-            self._sysf,
-            self._sysi,
-            f,
-            self.nside,
-        )
+        ipm.iterate(self._B, self._qp, self._point, self._work, self.nside)
         self._last = (float(f[ipm.F_MU]), float(f[ipm.F_ALPHA]))
         if not (np.isfinite(self.mu).all() and np.isfinite(self.zl).all()):
             self._stall_message = "the Newton step produced NaN/inf"
