@@ -8,6 +8,9 @@ numbers per task, each the best of ``--repeats`` rounds of CPU time (``process_t
 * ``t_stop``: the library loop to a relative duality gap of ``--tol`` (epochs, certificate
   evaluations, the Python loop and the kernel calls' dispatch).
 
+With ``--k K`` only ``t_epochs`` is measured, with ``K`` epochs for every task (a fixed
+amount of kernel work; ``t_stop`` is then reported as 1).
+
 Every kernel is compiled or loaded from numba's cache by an untimed first run of each
 task. ``--root`` picks the checkout (its ``solvers`` and ``ermviz`` are imported, checked
 by path); ``--ab OLD NEW --rounds R`` runs ``R`` alternating pairs of processes (OLD, NEW,
@@ -30,7 +33,7 @@ import time
 from pathlib import Path
 
 
-def measure(root: str, only: list[str], repeats: int, tol: float) -> dict:
+def measure(root: str, only: list[str], repeats: int, tol: float, k_fixed: int) -> dict:
     sys.path.insert(0, root)
     sys.path.insert(0, str(Path(root) / "benchmarks"))
     import rehline_bench as rb
@@ -43,6 +46,11 @@ def measure(root: str, only: list[str], repeats: int, tol: float) -> dict:
         tasks = [t for t in tasks if any(s in t.name for s in only)]
     out: dict = {"root": root, "load": [os.getloadavg()[0]], "tasks": {}}
     for task in tasks:
+        if k_fixed:  # epochs only: k_fixed epochs, no t_stop
+            rb.ours_capped(task.problem, tol, 1)  # compiles or loads the kernels
+            t_ep = [rb.ours_capped(task.problem, tol, k_fixed).time_s for _ in range(repeats)]
+            out["tasks"][task.name] = {"k": k_fixed, "t_stop": 1.0, "t_epochs": min(t_ep)}
+            continue
         first = rb.ours_stop(task.problem, tol)  # compiles or loads the kernels
         k = first.iters
         reps = repeats if first.time_s < 1.0 else max(2, repeats // 2)
@@ -58,6 +66,7 @@ def measure(root: str, only: list[str], repeats: int, tol: float) -> dict:
 def ab(old: str, new: str, rounds: int, args: argparse.Namespace) -> str:
     runs: dict[str, list[dict]] = {"old": [], "new": []}
     cmd = [sys.executable, __file__, "--repeats", str(args.repeats), "--tol", str(args.tol)]
+    cmd += ["--k", str(args.k)]
     if args.only:
         cmd += ["--only", args.only]
     t0 = time.time()
@@ -69,7 +78,7 @@ def ab(old: str, new: str, rounds: int, args: argparse.Namespace) -> str:
     names = list(runs["old"][0]["tasks"])
     lines = [
         f"# rehline_ab.py --ab {old} {new} --rounds {rounds} --repeats {args.repeats} "
-        f"--tol {args.tol}" + (f" --only {args.only}" if args.only else ""),
+        f"--tol {args.tol} --k {args.k}" + (f" --only '{args.only}'" if args.only else ""),
         f"# {time.strftime('%Y-%m-%d %H:%M')}, {platform.node()}, {os.cpu_count()} cores; "
         f"total {time.time() - t0:.0f} s; processes alternate old, new, old, new ...",
         "# load (1-min average at start/end of each process): "
@@ -115,11 +124,15 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--repeats", type=int, default=5)
     ap.add_argument("--tol", type=float, default=1e-6)
     ap.add_argument("--only", help="comma-separated substrings of task names to keep")
+    ap.add_argument(
+        "--k", type=int, default=0, help="t_epochs only, with this many epochs (no t_stop)"
+    )
     ap.add_argument("--out")
     args = ap.parse_args(argv)
     only = [s for s in (args.only or "").split(",") if s]
     if args.root:
-        print(json.dumps(measure(str(Path(args.root).resolve()), only, args.repeats, args.tol)))
+        root = str(Path(args.root).resolve())
+        print(json.dumps(measure(root, only, args.repeats, args.tol, args.k)))
         return 0
     if not args.ab:
         ap.error("give --root or --ab")
