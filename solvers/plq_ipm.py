@@ -155,6 +155,7 @@ def iterate(B, qp, point, work, nside):
         constant, ``sysf`` is ``(Lc (m, m), scale (m,), ...)`` and the free set is not used.
     """
     vkind = qp.vkind
+    dg = qp.dg
     beta, mu, su, zl, zu = point
     beta_mu = work.beta_mu
     rp = work.rp
@@ -187,7 +188,7 @@ def iterate(B, qp, point, work, nside):
         rdmax = max(rdmax, abs(rd[j]))
         comp += mu[j] * zl[j]
         n_c += 1
-        dj = qp.dg[j] + zl[j] / mu[j]
+        dj = dg[j] + zl[j] / mu[j]
         if k == V_BOX:
             comp += su[j] * zu[j]
             n_c += 1
