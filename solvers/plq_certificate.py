@@ -56,9 +56,13 @@ def asq_of(A, k):
 
 
 @njit(cache=True, inline="always")
-def _gap_terms(X, PL, PH, A, b, l1w, beta, beta_mu, xi, lam, lam1, gam, out, with_size):
+def _gap_terms(data, beta, duals, out, with_size):
     """The body of :func:`evaluate` and :func:`evaluate_sized`; ``with_size`` is a
     constant at each inlined call, so the size terms cost nothing when not asked for."""
+    X, PL, PH, l1w, rows = data
+    A = rows.A
+    b = rows.b
+    beta_mu, xi, lam, lam1, gam = duals
     n = PL.shape[0]
     n_pieces_l = (PL.shape[1] - 1) // 3
     n_pieces_h = (PH.shape[1] - 1) // 4
@@ -129,13 +133,15 @@ def _gap_terms(X, PL, PH, A, b, l1w, beta, beta_mu, xi, lam, lam1, gam, out, wit
 
 
 @njit(cache=True, nogil=True)
-def evaluate(X, PL, PH, A, b, l1w, beta, beta_mu, xi, lam, lam1, gam, out):
+def evaluate(data, beta, duals, out):
     """Primal objective, duality gap, certificate and infeasibility of a primal point and
     a dual point.
 
-    ``beta`` is the primal point, ``beta_mu`` the dual map ``beta(xi, Lambda, Gamma)`` of
-    the dual point (the same array when ``beta`` is kept equal to it, as coordinate descent
-    does; a feasible point near it otherwise). For any pair,
+    ``data``: the problem (:class:`solvers.plq_state.PlqData`; ``rows.asq`` is not read);
+    ``beta``: the primal point; ``duals``: the dual point
+    (:class:`solvers.plq_state.PlqDuals`), whose ``beta`` is the dual map ``beta_mu =
+    beta(xi, Lambda, Gamma)`` (the same array as ``beta`` when ``beta`` is kept equal to
+    it, as coordinate descent does; a feasible point near it otherwise). For any pair,
     ``P(beta) + L(mu) = sum of Fenchel-Young gaps at beta + 0.5 ||beta - beta_mu||^2
     + xi^T (A beta + b)``, every term >= 0 when ``beta`` is feasible: the gap is computed
     that way, term by term. Writes ``out[E_PRIMAL]`` = P(beta), ``out[E_GAP]`` = P(beta) +
@@ -143,15 +149,15 @@ def evaluate(X, PL, PH, A, b, l1w, beta, beta_mu, xi, lam, lam1, gam, out):
     replaced by ``xi_k max(a_k beta + b_k, 0)``: >= the gap, equal to it when beta is
     feasible) and ``out[E_INFEAS]`` = ``max_k max(0, -(a_k beta + b_k))``; ``out[E_MAG]``
     is left as it is (:func:`evaluate_sized` writes it). One pass over the rows of ``X``
-    and ``A``. Arguments as in :func:`solvers.rehline.epoch`.
+    and ``A``. Layouts as in :func:`solvers.rehline.epoch`.
     """
-    _gap_terms(X, PL, PH, A, b, l1w, beta, beta_mu, xi, lam, lam1, gam, out, False)
+    _gap_terms(data, beta, duals, out, False)
 
 
 @njit(cache=True, nogil=True)
-def evaluate_sized(X, PL, PH, A, b, l1w, beta, beta_mu, xi, lam, lam1, gam, out):
+def evaluate_sized(data, beta, duals, out):
     """:func:`evaluate`, and ``out[E_MAG]``: the size of the quantities the gap is
     computed from. Its rounding error is at most a few ``eps * E_MAG`` (on raw features
     the gap of an optimal pair can come out slightly negative). The size costs ~40 % of an
     evaluation on 8-feature data, so callers recompute it only near a decision."""
-    _gap_terms(X, PL, PH, A, b, l1w, beta, beta_mu, xi, lam, lam1, gam, out, True)
+    _gap_terms(data, beta, duals, out, True)

@@ -31,9 +31,10 @@ layout ``F_*`` and the step parameters; :mod:`solvers.plq_newton` holds the prod
 ``V_*`` and the work-array layouts ``W_*``, ``D_*``. Callers use those as attributes of this
 module (``ipm.bmul``, ``ipm.V_BOX``, ``ipm.N_WM`` ...): the names are re-exported below.
 
-Kernel contract: state in caller-owned arrays mutated in place; :func:`iterate` runs one
-iteration; ``@njit(cache=True, nogil=True)``; dense or CSR ``X`` (and CSR ``A``)
-dispatched at compile time by :mod:`solvers.linalg`.
+Kernel contract: state in caller-owned arrays mutated in place, passed grouped in the
+structs of :mod:`solvers.plq_state` (``ipm.BMatrix``, ``ipm.BoxQP``, ``ipm.IpmPoint``,
+``ipm.IpmWork``); :func:`iterate` runs one iteration; ``@njit(cache=True, nogil=True)``;
+dense or CSR ``X`` (and CSR ``A``) dispatched at compile time by :mod:`solvers.linalg`.
 """
 
 from __future__ import annotations
@@ -74,6 +75,7 @@ from solvers.plq_newton import (  # noqa: F401
     btmul,
     gram_add,
 )
+from solvers.plq_state import BMatrix, BoxQP, IpmPoint, IpmWork  # noqa: F401
 
 # fstate layout (floats the caller reads).
 F_MU = 0  # complementarity measure before the step
@@ -112,10 +114,11 @@ def _max_step(vkind, mu, su, zl, zu, dmu, dzl, dzu):
 
 
 @njit(cache=True, nogil=True)
-def gradient_at(X, A, U, S, l1w, dg, cost, vkind, mu, beta, grad):
+def gradient_at(B, qp, mu, beta, grad):
     """``grad = B^T beta + Dg mu + c`` (0 on fixed variables): the gradient of the dual
     at ``mu`` with its ``B mu`` replaced by the primal iterate ``beta``."""
-    btmul(X, A, U, S, l1w, beta, grad)
+    dg, cost, vkind = qp.dg, qp.cost, qp.vkind
+    btmul(B, beta, grad)
     for j in range(mu.shape[0]):
         if vkind[j] == V_FIXED:
             grad[j] = 0.0
@@ -124,69 +127,54 @@ def gradient_at(X, A, U, S, l1w, dg, cost, vkind, mu, beta, grad):
 
 
 @njit(cache=True, nogil=True)
-def iterate(
-    X,
-    A,
-    U,
-    S,
-    l1w,
-    dg,
-    cost,
-    vkind,
-    bn2,
-    beta,
-    mu,
-    su,
-    zl,
-    zu,
-    beta_mu,
-    rp,
-    wm,
-    wd,
-    M,
-    Y,
-    sysf,
-    sysi,
-    fstate,
-    nside,
-):
+def iterate(B, qp, point, work, nside):
     """One Mehrotra predictor-corrector iteration on the dual box QP (module docstring).
 
     Parameters
     ----------
-    X : dense (n, d) array or CSR triple; A : CSR triple (K, d) (K may be 0).
-    U : (n, L), S : (n, H) piece slopes; l1w : (d,) l1 weights or empty.
-    dg : (m,) 1 for ReHU duals else 0; cost : (m,) linear term c; vkind : (m,) int8
-        ``V_FIXED``, ``V_LOWER`` or ``V_BOX``; bn2 : (m,) ``||b_j||^2``.
-    beta : (d,) the primal iterate; mu, su, zl, zu : (m,) the dual iterate (``su = hi -
-        mu`` on boxed variables): the state, updated in place.
-    beta_mu, rp : (d,) out: ``B mu`` and the primal residual ``beta - B mu`` at the start
-        of the iteration (before the step).
-    wm : (N_WM, m), wd : (N_WD, d), M : (d, d) scratch; Y : (n, d) scratch for dense X
-        (any 2-D array for CSR).
-    sysf : tuple ``(Lc (d, d), scale (d,), Bf (F, d), C (F, d), LF (F, F), scaleF (F,))``
-        and sysi : (1 + F,) int64: the factors of the split Newton system
+    B : :class:`~solvers.plq_state.BMatrix`
+        ``X`` dense (n, d) array or CSR triple; ``A`` CSR triple (K, d) (K may be 0);
+        ``U`` (n, L), ``S`` (n, H) piece slopes; ``l1w`` (d,) l1 weights or empty.
+    qp : :class:`~solvers.plq_state.BoxQP`
+        ``dg`` (m,) 1 for ReHU duals else 0; ``cost`` (m,) linear term c; ``vkind`` (m,)
+        int8 ``V_FIXED``, ``V_LOWER`` or ``V_BOX``; ``bn2`` (m,) ``||b_j||^2``.
+    point : :class:`~solvers.plq_state.IpmPoint`
+        ``beta`` (d,) the primal iterate; ``mu``, ``su``, ``zl``, ``zu`` (m,) the dual
+        iterate (``su = hi - mu`` on boxed variables): the state, updated in place.
+    work : :class:`~solvers.plq_state.IpmWork`
+        ``beta_mu``, ``rp`` (d,) out: ``B mu`` and the primal residual ``beta - B mu`` at
+        the start of the iteration (before the step). ``wm`` (N_WM, m), ``wd`` (N_WD, d),
+        ``M`` (d, d) scratch; ``Y`` (n, d) scratch for dense X (any 2-D array for CSR).
+        ``sysf``: tuple ``(Lc (d, d), scale (d,), Bf (F, d), C (F, d), LF (F, F), scaleF
+        (F,))`` and ``sysi`` (1 + F,) int64: the factors of the split Newton system
         (:func:`solvers.plq_newton._split_solve`), ``F`` the largest size of the free set.
-    fstate : (N_FSTATE,) out: complementarity, step, sigma, residual, size of ``F``.
+        ``fstate`` (N_FSTATE,) out: complementarity, step, sigma, residual, size of ``F``.
     nside : bool
         Solve the Newton systems in the n-side form
         (:func:`solvers.plq_newton._nside_solve`): then ``M`` holds ``B^T B`` (m, m),
         constant, ``sysf`` is ``(Lc (m, m), scale (m,), ...)`` and the free set is not used.
     """
-    Lc, scale = sysf[0], sysf[1]
+    vkind = qp.vkind
+    dg = qp.dg
+    beta, mu, su, zl, zu = point
+    beta_mu = work.beta_mu
+    rp = work.rp
+    wm = work.wm
+    wd = work.wd
+    sysi = work.sysi
+    fstate = work.fstate
     m = mu.shape[0]
     d = beta.shape[0]
     grad = wm[W_GRAD]
     rd = wm[W_RD]
     D = wm[W_D]
     rho = wm[W_RHO]
-    iDe = wm[W_IDE]
-    bmul(X, A, U, S, l1w, mu, beta_mu)
+    bmul(B, mu, beta_mu)
     rpmax = 0.0
     for p in range(d):
         rp[p] = beta[p] - beta_mu[p]
         rpmax = max(rpmax, abs(rp[p]))
-    gradient_at(X, A, U, S, l1w, dg, cost, vkind, mu, beta, grad)
+    gradient_at(B, qp, mu, beta, grad)
     comp = 0.0
     n_c = 0
     rdmax = 0.0
@@ -210,9 +198,9 @@ def iterate(
 
     if nside:
         sysi[0] = 0
-        _factor_nside(M, D, vkind, scale, Lc)
+        _factor_nside(work.M, D, vkind, work.sysf[1], work.sysf[0])
     else:
-        _factor_dside(X, A, U, S, l1w, vkind, bn2, D, iDe, M, Y, wm, wd, sysf, sysi)
+        _factor_dside(B, qp, work, D)
     fstate[F_NFREE] = sysi[0]
 
     # ---- predictor (affine scaling): rho = -grad
@@ -222,9 +210,7 @@ def iterate(
     for j in range(m):
         rho[j] = -grad[j] if vkind[j] != V_FIXED else 0.0
     dbeta = wd[D_DBETA]
-    _newton_solve(
-        nside, X, A, U, S, l1w, sysf, sysi, iDe, vkind, rp, rho, dmu_a, dbeta, wm[W_T], wd[D_RHS]
-    )
+    _newton_solve(nside, B, qp, work, rp, rho, dmu_a, dbeta)
     for j in range(m):
         k = vkind[j]
         if k == V_FIXED:
@@ -261,9 +247,7 @@ def iterate(
             rcu = target - su[j] * zu[j] + dmu_a[j] * dzu_a[j]
             r -= rcu / su[j]
         rho[j] = r
-    _newton_solve(
-        nside, X, A, U, S, l1w, sysf, sysi, iDe, vkind, rp, rho, dmu, dbeta, wm[W_T], wd[D_RHS]
-    )
+    _newton_solve(nside, B, qp, work, rp, rho, dmu, dbeta)
     for j in range(m):
         k = vkind[j]
         if k == V_FIXED:
@@ -312,24 +296,7 @@ def iterate(
             else:
                 cdzu[j] = 0.0
             rho[j] = r
-        _newton_solve(
-            nside,
-            X,
-            A,
-            U,
-            S,
-            l1w,
-            sysf,
-            sysi,
-            iDe,
-            vkind,
-            zero_rp,
-            rho,
-            cdmu,
-            cdbeta,
-            wm[W_T],
-            wd[D_RHS],
-        )
+        _newton_solve(nside, B, qp, work, zero_rp, rho, cdmu, cdbeta)
         for j in range(m):
             k = vkind[j]
             if k == V_FIXED:

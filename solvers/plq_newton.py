@@ -84,9 +84,11 @@ FREE_RATIO = 1e6
 
 
 @njit(cache=True, nogil=True)
-def bmul(X, A, U, S, l1w, y, out):
+def bmul(B, y, out):
     """``out = B y`` (d,): ``A^T y_xi - sum_i x_i (u_i . y_lam_i + s_i . y_gam_i) - w (y_1 -
-    y_2)``; ``y`` in the variable layout (xi, lambda sample-major, gamma, l1 pairs)."""
+    y_2)``; ``y`` in the variable layout (xi, lambda sample-major, gamma, l1 pairs).
+    ``B``: :class:`solvers.plq_state.BMatrix` (``X``, ``A``, ``U``, ``S``, ``l1w``)."""
+    X, A, U, S, l1w = B
     K = A[2].shape[0] - 1
     n = U.shape[0]
     L = U.shape[1]
@@ -112,8 +114,9 @@ def bmul(X, A, U, S, l1w, y, out):
 
 
 @njit(cache=True, nogil=True)
-def btmul(X, A, U, S, l1w, v, out):
+def btmul(B, v, out):
     """``out = B^T v`` (m,) for ``v`` (d,), in the variable layout of :func:`bmul`."""
+    X, A, U, S, l1w = B
     K = A[2].shape[0] - 1
     n = U.shape[0]
     L = U.shape[1]
@@ -260,35 +263,42 @@ def _factor_nside(BtB, D, vkind, scale, Lc):
 
 
 @njit(cache=True, nogil=True)
-def _nside_solve(X, A, U, S, l1w, Lc, scale, vkind, rp, rho, dmu, dbeta, wm_t):
+def _nside_solve(B, qp, work, rp, rho, dmu, dbeta):
     """Solve ``dbeta - B dmu = -rp``, ``B^T dbeta + D dmu = rho`` in the n-side form:
     ``(B^T B + D) dmu = rho + B^T rp``, then ``dbeta = B dmu - rp``. No ``D^-1`` appears,
     so tiny ``D_j`` (free duals) need no special treatment; used when the dual has fewer
-    variables than the primal (wide data)."""
-    btmul(X, A, U, S, l1w, rp, wm_t)
+    variables than the primal (wide data). Factors in ``work.sysf``; scratch
+    ``work.wm[W_T]``."""
+    Lc, scale = work.sysf[0], work.sysf[1]
+    vkind = qp.vkind
+    wm_t = work.wm[W_T]
+    btmul(B, rp, wm_t)
     for j in range(rho.shape[0]):
         wm_t[j] = 0.0 if vkind[j] == V_FIXED else rho[j] + wm_t[j]
     _chol_solve(Lc, scale, wm_t, dmu)
     for j in range(rho.shape[0]):
         if vkind[j] == V_FIXED:
             dmu[j] = 0.0
-    bmul(X, A, U, S, l1w, dmu, dbeta)
+    bmul(B, dmu, dbeta)
     for p in range(dbeta.shape[0]):
         dbeta[p] -= rp[p]
 
 
 @njit(cache=True, nogil=True)
-def _newton_solve(nside, X, A, U, S, l1w, sysf, sysi, iDe, vkind, rp, rho, dmu, dbeta, wm_t, wd_t):
-    """One solve with the factors of this iteration: n-side form or split d-side form."""
+def _newton_solve(nside, B, qp, work, rp, rho, dmu, dbeta):
+    """One solve with the factors of this iteration (in ``work``): n-side form or split
+    d-side form. ``B``, ``qp``, ``work``: :class:`solvers.plq_state.BMatrix`,
+    :class:`~solvers.plq_state.BoxQP`, :class:`~solvers.plq_state.IpmWork`."""
     if nside:
-        _nside_solve(X, A, U, S, l1w, sysf[0], sysf[1], vkind, rp, rho, dmu, dbeta, wm_t)
+        _nside_solve(B, qp, work, rp, rho, dmu, dbeta)
     else:
-        _split_solve(X, A, U, S, l1w, sysf, sysi, iDe, rp, rho, dmu, dbeta, wm_t, wd_t)
+        _split_solve(B, work, rp, rho, dmu, dbeta)
 
 
 @njit(cache=True, nogil=True)
-def _column(X, A, U, S, l1w, j, out):
+def _column(B, j, out):
     """``out = b_j``, column ``j`` of ``B`` (variable layout of :func:`bmul`)."""
+    X, A, U, S, l1w = B
     K = A[2].shape[0] - 1
     n = U.shape[0]
     L = U.shape[1]
@@ -312,7 +322,7 @@ def _column(X, A, U, S, l1w, j, out):
 
 
 @njit(cache=True, nogil=True)
-def _split_solve(X, A, U, S, l1w, sysf, sysi, iDe, rp, rho, dmu, dbeta, wm_t, wd_t):
+def _split_solve(B, work, rp, rho, dmu, dbeta):
     """Solve ``dbeta - B dmu = -rp``, ``B^T dbeta + D dmu = rho`` (module docstring).
 
     Variables outside the set ``F`` (``sysi`` lists it) are eliminated through the factor
@@ -321,15 +331,20 @@ def _split_solve(X, A, U, S, l1w, sysf, sysi, iDe, rp, rho, dmu, dbeta, wm_t, wd
     ``S_F = D_F + B_F^T M_b^-1 B_F``. Dividing by their tiny ``D_j`` would amplify the
     rounding of ``b_j^T dbeta`` by ``||b_j||^2 / D_j`` (measured: the step's relative
     error grew to 1e-2 and beyond on unscaled data once the barrier parameter fell below
-    1e-6).
+    1e-6). Factors in ``work.sysf``, ``work.sysi``; ``1 / D`` outside ``F`` in
+    ``work.wm[W_IDE]``; scratch ``work.wm[W_T]``, ``work.wd[D_RHS]``.
     """
-    Lc, scale, Bf, _, LF, scaleF = sysf
+    Lc, scale, Bf, _, LF, scaleF = work.sysf
+    sysi = work.sysi
+    iDe = work.wm[W_IDE]
+    wm_t = work.wm[W_T]
+    wd_t = work.wd[D_RHS]
     nf = sysi[0]
     fidx = sysi[1:]
     m = rho.shape[0]
     for j in range(m):
         wm_t[j] = rho[j] * iDe[j]
-    bmul(X, A, U, S, l1w, wm_t, wd_t)
+    bmul(B, wm_t, wd_t)
     for p in range(wd_t.shape[0]):
         wd_t[p] -= rp[p]
     _chol_solve(Lc, scale, wd_t, dbeta)  # h = M_b^-1 (B_b D_b^-1 rho_b - rp)
@@ -352,7 +367,7 @@ def _split_solve(X, A, U, S, l1w, sysf, sysi, iDe, rp, rho, dmu, dbeta, wm_t, wd
         _chol_solve(Lc, scale, wd_t, corr)
         for p in range(d):
             dbeta[p] += corr[p]
-    btmul(X, A, U, S, l1w, dbeta, wm_t)
+    btmul(B, dbeta, wm_t)
     for j in range(m):
         dmu[j] = (rho[j] - wm_t[j]) * iDe[j]
     for k in range(nf):
@@ -402,11 +417,21 @@ def _select_free(bn2, D, vkind, iDe, sysi, ratio):
 
 
 @njit(cache=True, nogil=True)
-def _factor_dside(X, A, U, S, l1w, vkind, bn2, D, iDe, M, Y, wm, wd, sysf, sysi):
-    """The factors of the split d-side form: the free set ``F`` (``sysi``), the factor of
+def _factor_dside(B, qp, work, D):
+    """The factors of the split d-side form, for the Newton diagonal ``D``: the free set
+    ``F`` (``work.sysi``), ``1 / D`` outside it (``work.wm[W_IDE]``), the factor of
     ``M_b = I + B_b D_b^-1 B_b^T`` and that of the Schur complement on ``F``
-    (:func:`_split_solve`)."""
-    Lc, scale, Bf, C, LF, scaleF = sysf
+    (:func:`_split_solve`; ``work.sysf``)."""
+    X, A, U, S, l1w = B
+    vkind = qp.vkind
+    bn2 = qp.bn2
+    M = work.M
+    Y = work.Y
+    wm = work.wm
+    wd = work.wd
+    sysi = work.sysi
+    iDe = wm[W_IDE]
+    Lc, scale, Bf, C, LF, scaleF = work.sysf
     d = M.shape[0]
     K = A[2].shape[0] - 1
     n = U.shape[0]
@@ -442,7 +467,7 @@ def _factor_dside(X, A, U, S, l1w, vkind, bn2, D, iDe, M, Y, wm, wd, sysf, sysi)
     if nf > 0:
         col = wd[D_T]
         for k in range(nf):
-            _column(X, A, U, S, l1w, sysi[1 + k], col)
+            _column(B, sysi[1 + k], col)
             for p in range(d):
                 Bf[k, p] = col[p]
             _forward(Lc, scale, col, wd[D_RHS])

@@ -54,6 +54,11 @@ Where things are:
 
 * this module: the state layouts (``I_*``, ``F_*``), :func:`epoch`, :func:`epochs` and
   :func:`reset_shrinking`;
+* :mod:`solvers.plq_state`: the workspace structs every kernel here takes instead of
+  separate arrays: :class:`~solvers.plq_state.PlqData` (the problem, with its constraint
+  rows :class:`~solvers.plq_state.PlqRows`), :class:`~solvers.plq_state.PlqDuals` (the
+  dual point and ``beta``), :class:`~solvers.plq_state.CdWork` (working sets, scratch,
+  state, generator);
 * :mod:`solvers.rehline_blocks`: the blocks an epoch runs (constraint duals ``xi``,
   ``XI_*`` kinds, :func:`~solvers.rehline_blocks.xi_block`; the lambda and gamma blocks;
   shrinking tests, random order, prefetching);
@@ -66,11 +71,11 @@ Where things are:
 Callers use all of them as attributes of this module (``kern.evaluate``, ``kern.E_MAG``,
 ``kern.xi_block`` ...): the names are re-exported below.
 
-Kernel contract: state in caller-owned arrays mutated in place; :func:`epoch` runs one
-outer iteration (:func:`epochs` a group of them), :func:`evaluate` writes the primal
-objective and certificate of the current state; ``@njit(cache=True, nogil=True)``; dense
-or CSR ``X`` (and CSR ``A``) dispatched at compile time by :mod:`solvers.linalg`; no
-allocation in the loops.
+Kernel contract: state in caller-owned arrays (grouped in the structs) mutated in place;
+:func:`epoch` runs one outer iteration (:func:`epochs` a group of them), :func:`evaluate`
+writes the primal objective and certificate of the current state;
+``@njit(cache=True, nogil=True)``; dense or CSR ``X`` (and CSR ``A``) dispatched at compile
+time by :mod:`solvers.linalg`; no allocation in the loops.
 """
 
 from __future__ import annotations
@@ -94,6 +99,7 @@ from solvers.plq_certificate import (  # noqa: F401
     evaluate_sized,
 )
 from solvers.plq_pieces import pack_pieces  # noqa: F401
+from solvers.plq_state import CdWork, PlqData, PlqDuals, PlqRows  # noqa: F401
 from solvers.rehline_blocks import (  # noqa: F401
     PF_FAR,
     XI_CHAIN,
@@ -161,56 +167,50 @@ def reset_shrinking(istate, fstate, n_lam, n_gam):
 
 
 @njit(cache=True, nogil=True)
-def epoch(
-    X,
-    PL,
-    PH,
-    A,
-    b,
-    asq,
-    l1w,
-    beta,
-    xi,
-    lam,
-    lam1,
-    gam,
-    idx_lam,
-    idx_gam,
-    buf,
-    istate,
-    fstate,
-    rng,
-):
+def epoch(data, duals, work):
     """One outer iteration of ReHLine: the xi block, all lambda, then all gamma.
 
     Parameters
     ----------
-    X : dense (n, d) array or CSR triple
-        Samples (the intercept column, if any, already appended).
-    PL : (n, 1 + 3 L) float64, row i = ``||x_i||^2, u_1i, v_1i, 1/(u_1i^2 ||x_i||^2), ...,
-        u_Li, v_Li, 1/(u_Li^2 ||x_i||^2)`` (ReLU parameters and inverse curvatures packed
-        per sample, so one sample's scalars share a cache line; an inverse curvature is 0
-        for a constant piece, ``u_li ||x_i|| = 0``).
-    PH : (n, 1 + 4 H) float64, row i = ``||x_i||^2, s_1i, t_1i, tau_1i,
+    data : :class:`~solvers.plq_state.PlqData`
+        ``X``: dense (n, d) array or CSR triple, the samples (the intercept column, if any,
+        already appended). ``PL``: (n, 1 + 3 L) float64, row i = ``||x_i||^2, u_1i, v_1i,
+        1/(u_1i^2 ||x_i||^2), ..., u_Li, v_Li, 1/(u_Li^2 ||x_i||^2)`` (ReLU parameters and
+        inverse curvatures packed per sample, so one sample's scalars share a cache line;
+        an inverse curvature is 0 for a constant piece, ``u_li ||x_i|| = 0``). ``PH``:
+        (n, 1 + 4 H) float64, row i = ``||x_i||^2, s_1i, t_1i, tau_1i,
         1/(s_1i^2 ||x_i||^2 + 1), ...`` (ReHU parameters; ``tau`` may be ``inf``).
-    A : CSR triple of the (K, d) constraint matrix (no zero rows); b : (K,) float64.
-    asq : (K,) float64, ``||a_k||^2``.
-    l1w : (d,) float64 l1 weights (fake samples); an empty array when there is no l1 term.
-    beta : (d,) float64, kept equal to ``beta(xi, Lambda, Gamma)``.
-    xi : (K,); lam : (n, L); lam1 : (d, 2) duals of the fake samples (``+w``, ``-w``);
-    gam : (n, H): the dual variables, updated in place.
-    idx_lam, idx_gam : int64 permutations of each block's coordinates; the first
+        ``l1w``: (d,) float64 l1 weights (fake samples); an empty array when there is no
+        l1 term. ``rows``: ``A`` CSR triple of the (K, d) constraint matrix (no zero rows),
+        ``b`` (K,) float64, ``asq`` (K,) float64 ``||a_k||^2``.
+    duals : :class:`~solvers.plq_state.PlqDuals`
+        ``beta`` (d,) kept equal to ``beta(xi, Lambda, Gamma)``; ``xi`` (K,); ``lam``
+        (n, L); ``lam1`` (d, 2) duals of the fake samples (``+w``, ``-w``); ``gam`` (n, H):
+        updated in place.
+    work : :class:`~solvers.plq_state.CdWork`
+        ``idx_lam``, ``idx_gam``: int64 permutations of each block's coordinates; the first
         ``istate[I_N_*]`` entries are the working set. ``idx_lam`` holds ``i`` for real
-        sample ``i`` (when ``L > 0``) and ``n + j`` for fake sample ``j``.
-    buf : float64 scratch, at least ``4 (K + 1)`` entries.
-    istate, fstate : int64 / float64 state (layouts ``I_*`` and ``F_*``).
-    rng : (1,) uint64 generator state.
+        sample ``i`` (when ``L > 0``) and ``n + j`` for fake sample ``j``. ``buf``: float64
+        scratch, at least ``4 (K + 1)`` entries. ``istate``, ``fstate``: int64 / float64
+        state (layouts ``I_*`` and ``F_*``). ``rng``: (1,) uint64 generator state.
+        (``beta_start`` is used by :func:`epochs` only.)
 
     With constraints the xi block also runs after every ``istate[I_XI_EVERY]`` sample
     visits of the lambda and gamma blocks (see the module docstring).
     """
+    PL = data.PL
+    PH = data.PH
+    rows = data.rows
+    beta = duals.beta
+    xi = duals.xi
+    idx_lam = work.idx_lam
+    idx_gam = work.idx_gam
+    buf = work.buf
+    istate = work.istate
+    fstate = work.fstate
+    rng = work.rng
     n_pieces_l = (PL.shape[1] - 1) // 3
-    K = b.shape[0]
+    K = rows.b.shape[0]
     shrink = istate[I_SHRINK] == 1
     rnd = istate[I_RANDOM] == 1
     full_lam = idx_lam.shape[0]
@@ -227,7 +227,7 @@ def epoch(
 
     # ---- xi block
     if K > 0:
-        c, mv = xi_block(A, b, asq, beta, xi, kind, sweeps, 0.0, buf)
+        c, mv = xi_block(rows, beta, xi, kind, sweeps, 0.0, buf)
         visited += K
         changed += c
         move2 += mv
@@ -240,71 +240,27 @@ def epoch(
     pgmin_old = fstate[F_PGMIN_LAM]
     pgmax_lam = -_INF
     pgmin_lam = _INF
-    relu1 = n_pieces_l == 1 and l1w.shape[0] == 0
+    relu1 = n_pieces_l == 1 and data.l1w.shape[0] == 0
+    rule = (shrink, pgmax_old, pgmin_old)
     s = 0
     while s < m:
+        acc = (pgmax_lam, pgmin_lam, move2)
         if relu1:
-            s, m, pgmax_lam, pgmin_lam, move2, nv, nc = _lambda_relu1(
-                X,
-                PL,
-                beta,
-                lam,
-                idx_lam,
-                s,
-                m,
-                every,
-                pgmax_old,
-                pgmin_old,
-                shrink,
-                pgmax_lam,
-                pgmin_lam,
-                move2,
-            )
+            s, m, acc, nv, nc = _lambda_relu1(data, duals, idx_lam, (s, m, every), rule, acc)
         elif interleave:
             # Two inlined calls that differ only in the constant `bounded` (folded away).
-            s, m, pgmax_lam, pgmin_lam, move2, nv, nc = _lambda_general(
-                X,
-                PL,
-                l1w,
-                beta,
-                lam,
-                lam1,
-                idx_lam,
-                s,
-                m,
-                every,
-                True,
-                pgmax_old,
-                pgmin_old,
-                shrink,
-                pgmax_lam,
-                pgmin_lam,
-                move2,
+            s, m, acc, nv, nc = _lambda_general(
+                data, duals, idx_lam, (s, m, every), rule, acc, True
             )
         else:
-            s, m, pgmax_lam, pgmin_lam, move2, nv, nc = _lambda_general(
-                X,
-                PL,
-                l1w,
-                beta,
-                lam,
-                lam1,
-                idx_lam,
-                s,
-                m,
-                every,
-                False,
-                pgmax_old,
-                pgmin_old,
-                shrink,
-                pgmax_lam,
-                pgmin_lam,
-                move2,
+            s, m, acc, nv, nc = _lambda_general(
+                data, duals, idx_lam, (s, m, every), rule, acc, False
             )
+        pgmax_lam, pgmin_lam, move2 = acc
         visited += nv
         changed += nc
         if interleave:
-            c, mv = xi_block(A, b, asq, beta, xi, kind, sweeps, 0.0, buf)
+            c, mv = xi_block(rows, beta, xi, kind, sweeps, 0.0, buf)
             visited += K
             changed += c
             move2 += mv
@@ -328,48 +284,21 @@ def epoch(
     plain = not shrink_gam and not interleave and not (shrink and full_lam > 0)
     pgmax_old = fstate[F_PGMAX_GAM] if shrink_gam else _INF
     pgmin_old = fstate[F_PGMIN_GAM] if shrink_gam else -_INF
+    rule = (shrink_gam, pgmax_old, pgmin_old)
     s = 0
     while s < m:
+        acc = (pgmax_gam, pgmin_gam, move2)
         if plain:
-            s, m, pgmax_gam, pgmin_gam, move2, nv, nc = _gamma_segment(
-                X,
-                PH,
-                beta,
-                gam,
-                idx_gam,
-                s,
-                m,
-                every,
-                _INF,
-                -_INF,
-                False,
-                False,
-                pgmax_gam,
-                pgmin_gam,
-                move2,
+            s, m, acc, nv, nc = _gamma_segment(
+                data, duals, idx_gam, (s, m, every), (False, _INF, -_INF), acc, False
             )
         else:
-            s, m, pgmax_gam, pgmin_gam, move2, nv, nc = _gamma_segment(
-                X,
-                PH,
-                beta,
-                gam,
-                idx_gam,
-                s,
-                m,
-                every,
-                pgmax_old,
-                pgmin_old,
-                shrink_gam,
-                True,
-                pgmax_gam,
-                pgmin_gam,
-                move2,
-            )
+            s, m, acc, nv, nc = _gamma_segment(data, duals, idx_gam, (s, m, every), rule, acc, True)
+        pgmax_gam, pgmin_gam, move2 = acc
         visited += nv
         changed += nc
         if interleave:
-            c, mv = xi_block(A, b, asq, beta, xi, kind, sweeps, 0.0, buf)
+            c, mv = xi_block(rows, beta, xi, kind, sweeps, 0.0, buf)
             visited += K
             changed += c
             move2 += mv
@@ -429,29 +358,7 @@ def epoch(
 
 
 @njit(cache=True, nogil=True)
-def epochs(
-    X,
-    PL,
-    PH,
-    A,
-    b,
-    asq,
-    l1w,
-    beta,
-    xi,
-    lam,
-    lam1,
-    gam,
-    idx_lam,
-    idx_gam,
-    buf,
-    beta_start,
-    min_visits,
-    max_epochs,
-    istate,
-    fstate,
-    rng,
-):
+def epochs(data, duals, work, min_visits, max_epochs):
     """Run :func:`epoch` until the group has visited at least ``min_visits`` coordinates
     (or has run ``max_epochs`` epochs), then, with constraints, solve the xi block to
     convergence (so that the certificate is evaluated with the best xi for the others).
@@ -464,36 +371,22 @@ def epochs(
 
     Writes ``istate[I_VISITED]`` (visits of the group), ``istate[I_CHANGED]`` and
     ``istate[I_FULL]`` (of the last epoch) and ``fstate[F_STEP]``
-    (``||beta_end - beta_start||_2``). Other arguments as in :func:`epoch`;
-    ``beta_start`` is (d,) scratch.
+    (``||beta_end - beta_start||_2``). Arguments as in :func:`epoch`;
+    ``work.beta_start`` is (d,) scratch.
     """
+    beta = duals.beta
+    beta_start = work.beta_start
+    istate = work.istate
+    rows = data.rows
+    b = rows.b
     d = beta.shape[0]
     for j in range(d):
         beta_start[j] = beta[j]
-    total = b.shape[0] + idx_lam.shape[0] + idx_gam.shape[0]
+    total = b.shape[0] + work.idx_lam.shape[0] + work.idx_gam.shape[0]
     visits = 0
     done = 0
     while done < max_epochs:
-        epoch(
-            X,
-            PL,
-            PH,
-            A,
-            b,
-            asq,
-            l1w,
-            beta,
-            xi,
-            lam,
-            lam1,
-            gam,
-            idx_lam,
-            idx_gam,
-            buf,
-            istate,
-            fstate,
-            rng,
-        )
+        epoch(data, duals, work)
         visits += istate[I_VISITED]
         done += 1
         if total == 0 or visits >= min_visits:
@@ -505,11 +398,11 @@ def epochs(
         for j in range(d):
             bsq += beta[j] * beta[j]
         c, _ = xi_block(
-            A, b, asq, beta, xi, XI_ROWS, XI_EXACT_SWEEPS, (STUCK_MOVE_REL**2) * bsq, buf
+            rows, beta, duals.xi, XI_ROWS, XI_EXACT_SWEEPS, (STUCK_MOVE_REL**2) * bsq, work.buf
         )
         visits += c
     istate[I_VISITED] = visits
     step = 0.0
     for j in range(d):
         step += (beta[j] - beta_start[j]) ** 2
-    fstate[F_STEP] = math.sqrt(step)
+    work.fstate[F_STEP] = math.sqrt(step)

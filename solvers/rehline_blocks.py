@@ -126,12 +126,13 @@ def _shrink_or_pg(x, g, hi, pgmax_old, pgmin_old):
 
 # ---- the constraint duals ----------------------------------------------------------------
 @njit(cache=True, nogil=True)
-def _xi_rows(A, b, asq, beta, xi, sweeps, stop_move2):
+def _xi_rows(rows, beta, xi, sweeps, stop_move2):
     """Sweeps of exact coordinate steps over the rows of ``A`` (D.4's xi update).
 
     Stops after ``sweeps`` sweeps or after a sweep whose largest squared movement of beta
     (``delta^2 ||a_k||^2``) is at most ``stop_move2``. Returns (changed, squared movement).
     """
+    A, b, asq = rows
     K = b.shape[0]
     changed = 0
     move2 = 0.0
@@ -218,28 +219,28 @@ def _xi_chain(beta, xi, buf):
 
 
 @njit(cache=True, nogil=True)
-def xi_block(A, b, asq, beta, xi, kind, sweeps, stop_move2, buf):
+def xi_block(rows, beta, xi, kind, sweeps, stop_move2, buf):
     """Minimize the dual over the constraint duals ``xi`` with the others fixed.
 
     ``kind``: :data:`XI_CHAIN` (the rows are ``beta_{k+1} - beta_k >= 0``, ``k < K``:
     exact by isotonic regression), :data:`XI_SEPARABLE` (one non-zero per row, each in its
     own column: one sweep of coordinate steps is exact) or :data:`XI_ROWS` (coordinate
-    sweeps, see :func:`_xi_rows`). Returns (changed, squared movement of beta).
+    sweeps, see :func:`_xi_rows`). ``rows``: the constraints
+    (:class:`solvers.plq_state.PlqRows`); ``buf``: scratch of at least ``4 (K + 1)``
+    floats. Returns (changed, squared movement of beta).
     """
-    if b.shape[0] == 0:
+    if rows.b.shape[0] == 0:
         return 0, 0.0
     if kind == XI_CHAIN:
         return _xi_chain(beta, xi, buf)
     if kind == XI_SEPARABLE:
-        return _xi_rows(A, b, asq, beta, xi, 1, 0.0)
-    return _xi_rows(A, b, asq, beta, xi, sweeps, stop_move2)
+        return _xi_rows(rows, beta, xi, 1, 0.0)
+    return _xi_rows(rows, beta, xi, sweeps, stop_move2)
 
 
 # ---- the sample duals --------------------------------------------------------------------
 @njit(cache=True, nogil=True)
-def _lambda_relu1(
-    X, PL, beta, lam, idx, s, m, budget, pgmax_old, pgmin_old, shrink, pgmax, pgmin, move2
-):
+def _lambda_relu1(data, duals, idx, span, rule, acc):
     """Visit ``idx[s:m]`` (at most ``budget`` samples) when every sample has one ReLU
     piece and there is no l1 term.
 
@@ -247,10 +248,23 @@ def _lambda_relu1(
     SVM, with ``u_i = -c_i y_i``): per visit one dot product, one clipped step with the
     precomputed inverse curvature, one axpy when the dual moves, nothing else; the scalars
     and row pointers of the sample ``PF_FAR`` visits ahead are prefetched. Same updates and
-    shrinking rule as :func:`_lambda_general`. Returns the new ``(s, m)``, the updated PG
-    extremes ``pgmax, pgmin`` and squared movement ``move2`` of beta (passed in and out as
-    scalars, which stay in registers), and the visits and changes of this call.
+    shrinking rule as :func:`_lambda_general`.
+
+    Arguments: ``data`` (:class:`solvers.plq_state.PlqData`), ``duals``
+    (:class:`solvers.plq_state.PlqDuals`, updated in place), ``idx`` the block's
+    permutation, ``span = (s, m, budget)``, ``rule = (shrink, pgmax_old, pgmin_old)`` (the
+    shrinking switch and last epoch's PG extremes), ``acc = (pgmax, pgmin, move2)`` (this
+    epoch's PG extremes and squared movement of beta so far; tuples of scalars, which stay
+    in registers). Returns the new ``s, m``, the updated ``acc``, and the visits and
+    changes of this call.
     """
+    X = data.X
+    PL = data.PL
+    beta = duals.beta
+    lam = duals.lam
+    s, m, budget = span
+    shrink, pgmax_old, pgmin_old = rule
+    pgmax, pgmin, move2 = acc
     visited = 0
     changed = 0
     while s < m and visited < budget:
@@ -297,34 +311,25 @@ def _lambda_relu1(
                     changed += 1
                     move2 += delta * delta * (u * u) * PL[i, 0]  # no division in the loop
         s += 1
-    return s, m, pgmax, pgmin, move2, visited, changed
+    return s, m, (pgmax, pgmin, move2), visited, changed
 
 
 @njit(cache=True, inline="always")
-def _lambda_general(
-    X,
-    PL,
-    l1w,
-    beta,
-    lam,
-    lam1,
-    idx,
-    s,
-    m,
-    budget,
-    bounded,
-    pgmax_old,
-    pgmin_old,
-    shrink,
-    pgmax,
-    pgmin,
-    move2,
-):
+def _lambda_general(data, duals, idx, span, rule, acc, bounded):
     """Visit ``idx[s:m]`` (at most ``budget`` samples when ``bounded``) of the lambda
     block: real samples (all their ReLU pieces from one dot product, one combined axpy)
     and the l1 term's fake samples ``n + j``. Arguments and returns as
     :func:`_lambda_relu1`; ``bounded`` is a constant at each inlined call (the budget test
     costs ~4 % of an elastic-net quantile epoch on cadata and house_8L)."""
+    X = data.X
+    PL = data.PL
+    l1w = data.l1w
+    beta = duals.beta
+    lam = duals.lam
+    lam1 = duals.lam1
+    s, m, budget = span
+    shrink, pgmax_old, pgmin_old = rule
+    pgmax, pgmin, move2 = acc
     n = PL.shape[0]
     n_pieces_l = (PL.shape[1] - 1) // 3
     visited = 0
@@ -410,32 +415,23 @@ def _lambda_general(
             _swap(idx, s, m)
             continue
         s += 1
-    return s, m, pgmax, pgmin, move2, visited, changed
+    return s, m, (pgmax, pgmin, move2), visited, changed
 
 
 @njit(cache=True, inline="always")
-def _gamma_segment(
-    X,
-    PH,
-    beta,
-    gam,
-    idx,
-    s,
-    m,
-    budget,
-    pgmax_old,
-    pgmin_old,
-    shrink,
-    track,
-    pgmax,
-    pgmin,
-    move2,
-):
+def _gamma_segment(data, duals, idx, span, rule, acc, track):
     """Visit ``idx[s:m]`` (at most ``budget`` samples) of the gamma block: per sample one
     dot product, the ReHU pieces one after the other (``z`` kept exact), one combined
     axpy. Arguments and returns as :func:`_lambda_relu1`; ``track=False`` (a constant at
     the call) ignores ``budget`` and leaves ``move2`` as it is, for callers that need
     neither (3-4 % of a Huber epoch on cadata and house_8L)."""
+    X = data.X
+    PH = data.PH
+    beta = duals.beta
+    gam = duals.gam
+    s, m, budget = span
+    shrink, pgmax_old, pgmin_old = rule
+    pgmax, pgmin, move2 = acc
     n_pieces_h = (PH.shape[1] - 1) // 4
     visited = 0
     changed = 0
@@ -480,4 +476,4 @@ def _gamma_segment(
             _swap(idx, s, m)
             continue
         s += 1
-    return s, m, pgmax, pgmin, move2, visited, changed
+    return s, m, (pgmax, pgmin, move2), visited, changed

@@ -418,19 +418,7 @@ def test_certificate_size_is_fresh_on_the_deciding_row(regression, monkeypatch):
     solver, run, frame = _solve(pb, tol=1e-8)
     assert run.status == "converged"
     assert calls["evaluate"] > 0 and calls["evaluate_sized"] > 0
-    args = (
-        solver._X,
-        *solver._pieces,
-        solver._A,
-        solver._b,
-        solver._l1w,
-        solver.beta,
-        solver.beta,
-        solver.xi,
-        solver.lam,
-        solver.lam1,
-        solver.gam,
-    )
+    args = (solver._data, solver.beta, solver._duals)
     plain = np.full(kern.N_EVAL, -7.0)
     sized = np.zeros(kern.N_EVAL)
     kern.evaluate(*args, plain)
@@ -446,13 +434,8 @@ def test_certificate_size_is_fresh_on_the_deciding_row(regression, monkeypatch):
     start = ReHLineSolver(pb, "cd", {"gap": "relative"}, 1e-8)
     first = start._evaluate()
     at0 = np.zeros(kern.N_EVAL)
-    kern.evaluate_sized(
-        *args[:6],
-        np.zeros_like(solver.beta),
-        np.zeros_like(solver.beta),
-        *(np.zeros_like(a) for a in args[8:]),
-        at0,
-    )
+    zeros = kern.PlqDuals(*(np.zeros_like(a) for a in solver._duals))
+    kern.evaluate_sized(solver._data, zeros.beta, zeros, at0)
     assert at0[kern.E_MAG] == at0[kern.E_PRIMAL]
     assert first.resolution == plq_certificate.read_gap(at0, relative=True).resolution
 

@@ -176,6 +176,9 @@ class PlqIpmSolver(Solver, Method):
         self._S = np.ascontiguousarray(pb.S, dtype=np.float64)
         self._l1w = np.ascontiguousarray(pb.l1w, dtype=np.float64)
         self._pieces = pack_pieces(pb, self._X)
+        self._data = kern.PlqData(  # the certificate's struct (solvers.plq_state)
+            self._X, *self._pieces, self._l1w, kern.PlqRows(self._A, self._b, self._asq)
+        )
         self._kind = constraint_kind(pb.A, pb.b)
         m = K + n * (L + H) + 2 * nl1
         self._off = (K, K + n * L, K + n * (L + H))
@@ -207,6 +210,21 @@ class PlqIpmSolver(Solver, Method):
         self.beta_var = np.zeros(d)  # the primal iterate of the method
         self.beta_mu = np.zeros(d)  # B mu
         self._rp = np.zeros(d)
+        # The kernels' workspace structs (solvers.plq_state): the same arrays, grouped.
+        self._B = ipm.BMatrix(self._X, self._A, self._U, self._S, self._l1w)
+        self._qp = ipm.BoxQP(self._dg, self._cost, self._vkind, self._bn2)
+        self._point = ipm.IpmPoint(self.beta_var, self.mu, self.su, self.zl, self.zu)
+        self._work = ipm.IpmWork(
+            self.beta_mu,
+            self._rp,
+            self._wm,
+            self._wd,
+            self._M,
+            self._Y,
+            self._sysf,
+            self._sysi,
+            self._fstate,
+        )
         self.beta = np.zeros(d)  # the reported point: beta_var made feasible
         self._proj_xi = np.zeros(K)
         self._proj_buf = np.zeros(4 * (K + 1) + 5)
@@ -282,47 +300,35 @@ class PlqIpmSolver(Solver, Method):
         mu = np.ones(m)
         sysf = _system_arrays(m, d, 0)
         ipm.iterate(
-            X0,
-            A0,
-            U0,
-            S0,
-            self._l1w[:0],
-            np.zeros(m),
-            np.zeros(m),
-            vk,
-            np.ones(m),
-            np.zeros(d),
-            mu,
-            np.ones(m),
-            np.ones(m),
-            np.ones(m),
-            np.zeros(d),
-            np.zeros(d),
-            np.zeros((ipm.N_WM, max(m, 1))),
-            np.zeros((ipm.N_WD, d)),
-            np.ones((m, m)),  # B^T B of the one constraint row
-            self._Y[:0] if isinstance(self._X, np.ndarray) else self._Y,
-            sysf,
-            np.zeros(1, dtype=np.int64),
-            np.zeros(ipm.N_FSTATE),
+            ipm.BMatrix(X0, A0, U0, S0, self._l1w[:0]),
+            ipm.BoxQP(np.zeros(m), np.zeros(m), vk, np.ones(m)),
+            ipm.IpmPoint(np.zeros(d), mu, np.ones(m), np.ones(m), np.ones(m)),
+            ipm.IpmWork(
+                np.zeros(d),
+                np.zeros(d),
+                np.zeros((ipm.N_WM, max(m, 1))),
+                np.zeros((ipm.N_WD, d)),
+                np.ones((m, m)),  # B^T B of the one constraint row
+                self._Y[:0] if isinstance(self._X, np.ndarray) else self._Y,
+                sysf,
+                np.zeros(1, dtype=np.int64),
+                np.zeros(ipm.N_FSTATE),
+            ),
             True,  # the m x m path: no d x d factor on wide data; both paths compile
         )
         PL, PH = self._pieces
-        kern.evaluate_sized(
-            self._X,
-            PL[:0],
-            PH[:0],
-            self._A,
-            self._b[:0],
-            self._l1w[:0],
-            np.zeros(d),
+        rows = self._data.rows
+        empty = self._data._replace(
+            PL=PL[:0], PH=PH[:0], l1w=self._l1w[:0], rows=rows._replace(b=rows.b[:0])
+        )
+        duals = kern.PlqDuals(
             np.zeros(d),
             self.mu[:0],
             self.mu[:0].reshape(0, self.problem.L),
             self.mu[:0].reshape(0, 2),
             self.mu[:0].reshape(0, self.problem.H),
-            np.zeros(kern.N_EVAL),
         )
+        kern.evaluate_sized(empty, np.zeros(d), duals, np.zeros(kern.N_EVAL))
 
     def _start(self) -> None:
         """The start: ``beta = 0`` (a sane primal point whatever the scale of the data,
@@ -364,9 +370,7 @@ class PlqIpmSolver(Solver, Method):
         self._proj_xi[:] = 0.0
         scale = float(beta @ beta) + 1.0
         kern.xi_block(
-            self._A,
-            self._b,
-            self._asq,
+            self._data.rows,
             beta,
             self._proj_xi,
             self._kind,
@@ -382,22 +386,16 @@ class PlqIpmSolver(Solver, Method):
         pb = self.problem
         K, o_h, o_1 = self._off
         mu = self.mu
-        ipm.bmul(self._X, self._A, self._U, self._S, self._l1w, mu, self.beta_mu)
+        ipm.bmul(self._B, mu, self.beta_mu)
         self.beta = self._feasible(self.beta_var)
-        kern.evaluate_sized(
-            self._X,
-            *self._pieces,
-            self._A,
-            self._b,
-            self._l1w,
-            self.beta,
+        duals = kern.PlqDuals(
             self.beta_mu,
             mu[:K],
             mu[K:o_h].reshape(pb.n, pb.L),
             mu[o_1:].reshape(pb.l1w.shape[0], 2),
             mu[o_h:o_1].reshape(pb.n, pb.H),
-            self._eval,
         )
+        kern.evaluate_sized(self._data, self.beta, duals, self._eval)
         return read_gap(self._eval, self.relative)
 
     def _interior_count(self) -> int:
@@ -480,32 +478,7 @@ class PlqIpmSolver(Solver, Method):
 
     def _step(self) -> None:
         f = self._fstate
-        ipm.iterate(
-            self._X,
-            self._A,
-            self._U,
-            self._S,
-            self._l1w,
-            self._dg,
-            self._cost,
-            self._vkind,
-            self._bn2,
-            self.beta_var,
-            self.mu,
-            self.su,
-            self.zl,
-            self.zu,
-            self.beta_mu,
-            self._rp,
-            self._wm,
-            self._wd,
-            self._M,
-            self._Y,
-            self._sysf,
-            self._sysi,
-            f,
-            self.nside,
-        )
+        ipm.iterate(self._B, self._qp, self._point, self._work, self.nside)
         self._last = (float(f[ipm.F_MU]), float(f[ipm.F_ALPHA]))
         if not (np.isfinite(self.mu).all() and np.isfinite(self.zl).all()):
             self._stall_message = "the Newton step produced NaN/inf"

@@ -243,6 +243,21 @@ class ReHLineSolver(Solver, Method):
         self.lam1 = np.zeros((nl1, 2))
         self.gam = np.zeros((n, pb.H))
         self._beta_start = np.zeros(d)
+        # The kernels' workspace structs (solvers.plq_state): the same arrays, grouped.
+        PL, PH = self._pieces
+        self._data = kern.PlqData(
+            self._X, PL, PH, self._l1w, kern.PlqRows(self._A, self._b, self._asq)
+        )
+        self._duals = kern.PlqDuals(self.beta, self.xi, self.lam, self.lam1, self.gam)
+        self._work = kern.CdWork(
+            self._idx_lam,
+            self._idx_gam,
+            self._buf,
+            self._beta_start,
+            self.istate,
+            self.fstate,
+            self.rng,
+        )
         total = pb.K + self._idx_lam.shape[0] + self._idx_gam.shape[0]
         self._min_visits = math.ceil(float(settings["check_work"]) * total)
         self._k = 0
@@ -274,28 +289,16 @@ class ReHLineSolver(Solver, Method):
         self._epochs(
             1,
             min_visits=0,
-            istate=dummy_i,
-            fstate=self.fstate.copy(),
-            rng=self.rng.copy(),
+            work=self._work._replace(
+                istate=dummy_i, fstate=self.fstate.copy(), rng=self.rng.copy()
+            ),
             warmup=True,
         )
-        PL, PH = self._pieces
+        empty = self._data._replace(
+            PL=PL[:0], PH=PH[:0], l1w=self._l1w[:0], rows=self._data.rows._replace(b=self._b[:0])
+        )
         for evaluate in (kern.evaluate, kern.evaluate_sized):
-            evaluate(
-                self._X,
-                PL[:0],
-                PH[:0],
-                self._A,
-                self._b[:0],
-                self._l1w[:0],
-                self.beta,
-                self.beta,
-                self.xi,
-                self.lam,
-                self.lam1,
-                self.gam,
-                np.zeros(kern.N_EVAL),
-            )
+            evaluate(empty, self.beta, self._duals, np.zeros(kern.N_EVAL))
 
     # -- state ---------------------------------------------------------------------------
     def _reset_working_sets(self) -> None:
@@ -358,20 +361,7 @@ class ReHLineSolver(Solver, Method):
             and self._mag_reused < MAG_REUSE_MAX
             and MAG_FRESH * prev.resolution <= min(prev.certificate, self.tol)
         )
-        args = (
-            self._X,
-            *self._pieces,
-            self._A,
-            self._b,
-            self._l1w,
-            self.beta,
-            self.beta,
-            self.xi,
-            self.lam,
-            self.lam1,
-            self.gam,
-            self._eval,
-        )
+        args = (self._data, self.beta, self._duals, self._eval)
         reading = None
         if self._at_origin:
             # beta = 0 and every dual 0 (the zero start): every size term but the losses
@@ -405,36 +395,24 @@ class ReHLineSolver(Solver, Method):
         max_epochs: int = 2**62,
         *,
         min_visits: int | None = None,
-        istate: np.ndarray | None = None,
-        fstate: np.ndarray | None = None,
-        rng: np.ndarray | None = None,
+        work: Any = None,
         warmup: bool = False,
     ) -> None:
-        """One kernel call on the solver's state (the warm-up passes copies to leave it be,
-        and no constraint rows, so that the xi block does not run either)."""
-        K = 0 if warmup else self.problem.K
+        """One kernel call on the solver's state (the warm-up passes a ``work`` with copies
+        of the state to leave it be, and no constraint rows, so that the xi block does not
+        run either)."""
         self._at_origin = self._at_origin and warmup
+        data, duals = self._data, self._duals
+        if warmup:
+            rows = data.rows
+            data = data._replace(rows=rows._replace(b=rows.b[:0], asq=rows.asq[:0]))
+            duals = duals._replace(xi=duals.xi[:0])
         kern.epochs(
-            self._X,
-            *self._pieces,
-            self._A,
-            self._b[:K],
-            self._asq[:K],
-            self._l1w,
-            self.beta,
-            self.xi[:K],
-            self.lam,
-            self.lam1,
-            self.gam,
-            self._idx_lam,
-            self._idx_gam,
-            self._buf,
-            self._beta_start,
+            data,
+            duals,
+            self._work if work is None else work,
             self._min_visits if min_visits is None else min_visits,
             max_epochs,
-            self.istate if istate is None else istate,
-            self.fstate if fstate is None else fstate,
-            self.rng if rng is None else rng,
         )
 
     def run_epochs(self, n_epochs: int) -> None:
