@@ -214,3 +214,28 @@ def seeded_subset(full, rows: int, seed: int):
         source=full.source,
         description=f"{rows} rows of {full.name}, seeded ({seed}) random subset",
     )
+
+
+def alternate_ab(run_old, run_new, rounds: int) -> tuple[list[float], list[float]]:
+    """Time ``run_old`` and ``run_new`` (each returns its own seconds) ``rounds`` times,
+    the order swapped every round so that neither always runs second."""
+    t_old: list[float] = []
+    t_new: list[float] = []
+    for r in range(rounds):
+        pair = ((run_old, t_old), (run_new, t_new))
+        for fn, out in pair if r % 2 == 0 else pair[::-1]:
+            out.append(fn())
+    return t_old, t_new
+
+
+def ab_line(label: str, t_old: Sequence[float], t_new: Sequence[float]) -> str:
+    """One line of an A/B: min and median of each side and the ratios new/old."""
+    import os
+    import statistics
+
+    mo, mn = statistics.median(t_old), statistics.median(t_new)
+    return (
+        f"{label} old min {min(t_old):.4f} med {mo:.4f}  new min {min(t_new):.4f} med "
+        f"{mn:.4f}  ratio min {min(t_new) / min(t_old):.3f} med {mn / mo:.3f}  "
+        f"load {os.getloadavg()[0]:.1f}"
+    )

@@ -22,7 +22,6 @@ median CPU seconds of both and the ratios new/old.
 
 from __future__ import annotations
 
-import os
 import sys
 import time
 from pathlib import Path
@@ -32,6 +31,9 @@ import numpy as np
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 sys.path.insert(0, str(REPO / "benchmarks"))
+
+
+from bench_common import ab_line, alternate_ab  # noqa: E402
 
 
 def main() -> None:
@@ -75,18 +77,8 @@ def main() -> None:
         b_old = du.beta.copy()
         run_new()
         assert np.array_equal(b_old, du.beta), task.name
-        t_old, t_new = [], []
-        for r in range(rounds):
-            pair = ((run_old, t_old), (run_new, t_new))
-            for fn, out in pair if r % 2 == 0 else pair[::-1]:
-                out.append(fn())
-        mo, mn = float(np.median(t_old)), float(np.median(t_new))
-        print(
-            f"{task.name:32s} K={k} old min {min(t_old):.4f} med {mo:.4f}  new min "
-            f"{min(t_new):.4f} med {mn:.4f}  ratio min {min(t_new) / min(t_old):.3f} "
-            f"med {mn / mo:.3f}  load {os.getloadavg()[0]:.1f}",
-            flush=True,
-        )
+        t_old, t_new = alternate_ab(run_old, run_new, rounds)
+        print(ab_line(f"{task.name:32s} K={k}", t_old, t_new), flush=True)
 
 
 if __name__ == "__main__":
