@@ -147,12 +147,12 @@ def match_c(pb: Any, r: float) -> dict[str, Any]:
         l1 = float(np.abs(w).sum())
         return (math.log(l1) if l1 > 0 else -745.0) - math.log(r), w
 
-    lo, hi = math.log(c_zero), math.log(c_zero) + math.log(4.0)
+    lo, hi = math.log(c_zero), math.log(c_zero) + math.log(2.0)
     h_lo = -745.0  # w = 0 at lo: no secant until a real lower end is known
     h_hi, w_hi = h(hi)
     while h_hi < 0:
         lo, h_lo = hi, h_hi
-        hi += math.log(4.0)
+        hi += math.log(2.0)
         h_hi, w_hi = h(hi)
         if fits > 60:
             raise RuntimeError(f"{pb.dataset.name}: ||w_C||_1 never reaches {r}")
