@@ -396,6 +396,15 @@ def _vertex_labels(xy: np.ndarray, text: list[str], gap: float = 8.0) -> dict[st
     }
 
 
+def _runs_legend(items: list) -> Legend:
+    """The runs' legend of a teaching figure, set below it (not over the set nor over its
+    vertex labels)."""
+    legend = Legend(items=items, click_policy="hide", orientation="horizontal", ncols=2)
+    legend.label_text_font_size = TEXT_STYLES["normal"]["legend"]
+    legend.spacing, legend.padding, legend.border_line_alpha = 4, 4, 0.0
+    return legend
+
+
 def _path_tooltips(label: str) -> list[tuple[str, str]]:
     return [("run", label), ("iteration", "@iteration"), ("step from here", "@step")]
 
@@ -560,6 +569,11 @@ class TeachingPlot:
             text_font_size="11pt",
         )
         fig.scatter(g.atoms[:, 0], g.atoms[:, 1], size=6, color="black")
+        if not zoom and not self.sources:
+            # A preview keeps an empty legend below the set for the runs a Start adds: a
+            # legend panel added to a shown figure later sent BokehJS's layout of the page
+            # into an endless loop (seen: the Results tab after a teaching race).
+            fig.add_layout(_runs_legend([]), "below")
         if zoom and self.sources:
             self._drawn.append(self._draw_runs(fig, zoom=True))
         return fig, contour
@@ -601,11 +615,11 @@ class TeachingPlot:
             fig.add_tools(hover)
             hovers.append(hover)
         if items:
-            # Below the set, not over it (nor over its vertex labels).
-            legend = Legend(items=items, click_policy="hide", orientation="horizontal", ncols=2)
-            legend.label_text_font_size = TEXT_STYLES["normal"]["legend"]
-            legend.spacing, legend.padding, legend.border_line_alpha = 4, 4, 0.0
-            fig.add_layout(legend, "below")
+            below = [x for x in fig.below if isinstance(x, Legend)]
+            if below:
+                below[0].items = items  # the preview's empty legend (see _figure)
+            else:
+                fig.add_layout(_runs_legend(items), "below")
         return items, hovers
 
     def _tail_window(self) -> tuple[float, float, float, float] | None:
