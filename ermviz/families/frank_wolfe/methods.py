@@ -31,6 +31,7 @@ from ermviz.families.frank_wolfe.completion import (
     MatrixCompletion,
     NuclearFWSolver,
 )
+from ermviz.families.frank_wolfe.face_newton import FaceNewton
 from ermviz.families.frank_wolfe.problems import LeastSquares, LogregL1, SvmDual
 from ermviz.families.frank_wolfe.variants import (
     BOOST_SETTINGS,
@@ -391,4 +392,5 @@ METHODS: dict[str, MethodSpec] = methods_from(
     BlendedPairwiseCG,
     BoostedFrankWolfe,
     DecompositionInvariantCG,
+    FaceNewton,
 )
