@@ -354,8 +354,7 @@ def _local_gap(set_code, set_par, x, g, wk, m, q, s_idx, s_val):
 
 @njit(cache=True)
 def _arc_trial(set_code, set_par, x, wk, sg, m, d, gamma, xt, MT, z, zd, zt, wfrac, fstate, rest):
-    """``x(gamma)`` on ``W`` into ``xt[:m]`` and ``zt = M x(gamma)``; returns how many
-    coordinates of ``W`` end at zero or a bound (left the face).
+    """``x(gamma)`` on ``W`` into ``xt[:m]`` and ``zt = M x(gamma)``.
 
     The projected arc (Bertsekas 1982): box, clip to the bounds; l1 and K-sparse, the
     Euclidean projection of ``x + gamma d`` onto ``{0 <= s_t y_t <= cap, sum_t s_t y_t <=
@@ -395,25 +394,18 @@ def _arc_trial(set_code, set_par, x, wk, sg, m, d, gamma, xt, MT, z, zd, zt, wfr
                 if bb - a <= 1e-16 * max(bb, 1e-300):
                     break
             theta = bb  # the feasible side
-    left = 0
     for t in range(m):
-        j = wk[t]
         raw = xt[t]
         if signed:
             v = sg[t] * min(max(sg[t] * raw - theta, 0.0), cap)
-            if v == 0.0 or (cap < np.inf and abs(v) >= cap):
-                left += 1
         elif set_code == SET_BOX:
             v = min(max(raw, lo), hi)
-            if v <= lo or v >= hi:
-                left += 1
         else:
             v = max(raw, 0.0)
         if v != raw:
-            row_axpy(MT, j, v - raw, zt)
-            fstate[F_PASSES] += wfrac[j]
+            row_axpy(MT, wk[t], v - raw, zt)
+            fstate[F_PASSES] += wfrac[wk[t]]
         xt[t] = v
-    return left
 
 
 @njit(cache=True, nogil=True)

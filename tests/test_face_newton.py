@@ -36,6 +36,10 @@ from solvers.tags import STATUS_CONVERGED, STATUS_RUNNING, STEP_NAMES
 
 cp = pytest.importorskip("cvxpy")
 
+# One worker runs the whole module: the cvxpy references are a session fixture, computed
+# once per worker (about 12 s of Clarabel), not once per test.
+pytestmark = pytest.mark.xdist_group("face-newton")
+
 TOL = 1e-8
 #: case: (dataset, problem, problem settings, restrict cvxpy to the support)
 CASES = {
