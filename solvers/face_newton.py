@@ -623,7 +623,7 @@ def new_state(
     step_params: np.ndarray,
     x0: np.ndarray,
     *,
-    enter_frac: float = 0.1,
+    enter_frac: float = 0.5,
     blend_K: float = 2.0,
     cg_max: int = 50,
     cg_rtol: float = 0.1,
