@@ -17,7 +17,7 @@ logistic loss over the distinct rows of ``-y x``, weighted by their counts (the 
 and on w8a and ijcnn1 over the columns of face-newton's support only; the reference is
 then proved optimal for the *full* problem by its own FW gap computed in numpy
 (independent of the kernels), which must be at most 1e-9. Measured on this 2-core
-machine: a1a 0.7 s, w8a 3.3 s (was 49 s over all columns), ijcnn1 about 14 s.
+machine: a1a 0.3-0.7 s, w8a 1.8-3.3 s (49 s over all columns), ijcnn1 10-14 s.
 """
 
 from __future__ import annotations
@@ -36,9 +36,6 @@ from solvers.tags import STATUS_CONVERGED, STATUS_RUNNING, STEP_NAMES
 
 cp = pytest.importorskip("cvxpy")
 
-# One worker runs the whole module: the cvxpy references are a session fixture, computed
-# once per worker (about 12 s of Clarabel), not once per test.
-pytestmark = pytest.mark.xdist_group("face-newton")
 
 TOL = 1e-8
 #: case: (dataset, problem, problem settings, restrict cvxpy to the support)
@@ -126,24 +123,34 @@ def _cvx(pb, support: np.ndarray | None) -> tuple[float, np.ndarray]:
     return pb.objective(x), x
 
 
-@pytest.fixture(scope="session")
-def cases(real_data, requires_data) -> dict:
-    """Each case's problem, face-newton's run (chunks of one row) and the reference."""
-    requires_data(*sorted({name for name, *_ in CASES.values()}))
-    out = {}
-    for key, (name, problem, settings, restrict) in CASES.items():
+class _Cases(dict):
+    """Each case's problem, face-newton's run (chunks of one row) and the reference,
+    computed on first use: an xdist worker pays only for the cases it runs."""
+
+    def __missing__(self, key: str) -> tuple:
+        name, problem, settings, restrict = CASES[key]
         pb = build_problem(problem, load_dataset(name, with_test=False), **settings)
         rows, xs, columns = _solve(pb, lambda i: 1)
         support = np.flatnonzero(xs[-1]) if restrict else None
         t0 = time.perf_counter()
         fstar, xstar = _cvx(pb, support)
-        out[key] = (pb, rows, xs, columns, fstar, xstar, time.perf_counter() - t0)
-    return out
+        self[key] = (pb, rows, xs, columns, fstar, xstar, time.perf_counter() - t0)
+        return self[key]
+
+
+@pytest.fixture(scope="session")
+def cases(real_data, requires_data) -> _Cases:
+    requires_data(*sorted({name for name, *_ in CASES.values()}))
+    return _Cases()
 
 
 @pytest.mark.parametrize("case", list(CASES))
 def test_certified_and_agrees_with_cvxpy(cases, case: str) -> None:
-    pb, rows, xs, columns, fstar, xstar, _ = cases[case]
+    pb, rows, xs, columns, fstar, xstar, seconds = cases[case]
+    # The reduced cvxpy formulations stay cheap: measured 1.8 s (w8a; 49 s unreduced) and
+    # 10 s (ijcnn1) on this 2-core machine.
+    print(f"cvxpy reference of {case}: {seconds:.2f} s")
+    assert seconds < 60, seconds
     col = {c: i for i, c in enumerate(columns)}
     f, gap = rows[:, col["objective"]], rows[:, col["certificate"]]
     # The reference is optimal for the full problem, proved by its own numpy FW gap.
@@ -183,13 +190,6 @@ def test_pause_and_resume_give_the_same_rows(cases, case: str) -> None:
     pb, rows, *_ = cases[case]
     again, _, _ = _solve(pb, lambda i: i % 3 + 2)
     np.testing.assert_allclose(again, rows, rtol=1e-12, atol=0)
-
-
-def test_reference_times_are_reported(cases) -> None:
-    """The cvxpy references stay cheap (the reason for the reduced formulations)."""
-    times = {key: round(c[-1], 2) for key, c in cases.items()}
-    print("cvxpy reference seconds:", times)
-    assert sum(times.values()) < 120, times
 
 
 def test_bad_settings_name_the_parameter() -> None:
