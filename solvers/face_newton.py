@@ -39,7 +39,7 @@ One iteration (one record row) at ``x_k``:
    coordinates whose direction is negative are removed and the direction solved again.
 
 Cost counters (cumulative, per row): ``grad_evals``, ``fun_evals`` (arc or line trials),
-``lmo_calls`` (two per row: the certificate and the local gap), ``hvps`` (Hessian-vector
+``lmo_calls`` (the certificate's, and the local gap's when a face exists), ``hvps`` (Hessian-vector
 products) and ``data_passes``: every product with ``M`` or ``M^T`` counted as the share of
 the data's nonzeros it reads (``z = M x``: the rows of ``MT`` in the support of ``x``; the
 gradient: 1; a Hessian-vector product on ``W``: twice ``W``'s share; an arc trial's
