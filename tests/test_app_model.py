@@ -912,3 +912,35 @@ def test_a_new_race_reuses_the_problem_only_while_its_data_and_settings_are_unch
     assert m.add_upload("mine.svm", text.replace("1:", "1:1")) == "upload:mine.svm"
     after = m.build_problem()
     assert after is not before and not np.array_equal(before.X, after.X)
+
+
+def test_a_live_pane_sends_its_new_text_without_its_stylesheets():
+    """Issue 32 (Start to the first point): Panel resends a pane's stylesheets with each new
+    text, listed differently than at creation under the page's design, so every update of
+    a status pane made the browser reload its stylesheets (most of the wait after Start).
+    A live pane sends the text alone; a plain HTML pane in the same page shows the change
+    this guards against."""
+    import panel as pn
+    from bokeh.document import Document
+    from panel.io.state import set_curdoc
+
+    from ermviz.app.notebook import LiveHTML, OfflineFast
+
+    changes: dict[str, list] = {}
+    for cls in (pn.pane.HTML, LiveHTML):
+        doc = Document()
+        with set_curdoc(doc):
+            pane = cls("a")
+            pn.template.FastListTemplate(main=[pane], design=OfflineFast).server_doc(doc)
+            models = [model for model, _ in pane._models.values()]
+            sheets = [list(model.stylesheets) for model in models]
+            seen = changes.setdefault(cls.__name__, [])
+            for model in models:
+                model.on_change("stylesheets", lambda attr, old, new, seen=seen: seen.append(new))
+            for text in ("b", "<b>c</b>"):
+                pane.object = text
+            assert models and all("c" in model.text for model in models)  # the text arrived
+        if cls is LiveHTML:
+            assert [list(model.stylesheets) for model in models] == sheets
+    assert changes["HTML"], "the plain pane resends its stylesheets (the guarded case)"
+    assert changes["LiveHTML"] == []

@@ -430,3 +430,98 @@ def test_vectorized_objectives_equal_the_one_point_objective_on_sparse_data() ->
     np.testing.assert_allclose(
         dual.objectives(alphas), [dual.objective(a) for a in alphas], rtol=1e-12
     )
+
+
+def _finish(dash, pulls: int = 3) -> None:
+    import time
+
+    end = time.monotonic() + 60
+    while not all(s.done for s in dash.model.slots) and time.monotonic() < end:
+        time.sleep(0.05)
+    for _ in range(pulls):
+        dash.streamer.pull()
+
+
+def test_start_draws_the_runs_on_the_preview_and_a_second_start_builds_no_figure() -> None:
+    """Issue 32 (Start to the first point): Start adds each run's path to the preview's own
+    figure instead of drawing the set and its contours again, the zoom follows on the pull
+    after the first points, and a second Start on the same problem reuses every figure.
+    A changed problem gets a new drawing."""
+    from ermviz.app.model import DashboardModel
+    from ermviz.app.page import Dashboard
+
+    notes: list = []
+    m = DashboardModel(notifier=lambda level, msg: notes.append(msg))
+    dash = Dashboard(m)
+    m.dataset = "toy-2d"
+    m.step_delay = 0.0
+    view = dash.teaching_view
+    view.build()  # the tab shows: the preview is drawn
+    preview = view.teaching_plot
+    assert preview is not None and preview.sources == [] and preview.zoom is None
+    main, before = preview.main, len(preview.main.renderers)
+
+    dash.start_sync()
+    plot = view.teaching_plot
+    assert plot is preview and plot.main is main and plot.zoom is None
+    runs = len(m.slots)
+    assert len(main.renderers) == before + 4 * runs  # path, its points, current, rings
+    sources = {r.data_source for r in main.renderers[before:]}
+    assert {src.path for src in dash.streamer.sources} <= sources
+    _finish(dash)
+    assert notes == []
+    zoom = plot.zoom
+    assert zoom is not None  # created once the first points had been sent
+    row = view.teaching_row.objects[0]
+    assert [p.object for p in row.objects] == [main, zoom]
+    drawn = len(main.renderers)
+    assert all(len(src.path.data["x"]) > 1 for src in dash.streamer.sources)
+
+    dash.start_sync()
+    assert view.teaching_plot is plot and plot.zoom is zoom and len(main.renderers) == drawn
+    assert view.teaching_row.objects[0] is row
+    _finish(dash)
+    assert all(len(src.path.data["x"]) > 1 for src in dash.streamer.sources)
+
+    m.problem_settings = {**m.problem_settings, "radius": 2.0}
+    dash.start_sync()
+    assert view.teaching_plot is not plot
+    assert view.teaching_plot.problem.settings["radius"] == 2.0
+    _finish(dash)
+    assert notes == []
+
+
+def test_frozen_graph_recomputes_the_document_once_and_only_when_it_changed(monkeypatch):
+    """The served document's model graph is recomputed at the end of the block when a
+    model was added (its new models known to the document), not at all otherwise, and a
+    nested block reports its change to the enclosing one."""
+    import panel as pn
+    from bokeh.document import Document
+    from bokeh.models import Column, Div
+
+    from ermviz.app.widgets import frozen_graph
+
+    doc = Document()
+    root = Column(children=[Div(text="a")])
+    doc.add_root(root)
+    doc._session_context = lambda: SimpleNamespace()  # as in a served session
+    monkeypatch.setattr(pn.state, "_curdoc", doc, raising=False)
+    monkeypatch.setattr(type(pn.state), "curdoc", property(lambda self: doc), raising=False)
+    calls: list[int] = []
+    recompute = doc.models.recompute
+    monkeypatch.setattr(doc.models, "recompute", lambda: (calls.append(1), recompute())[1])
+
+    with frozen_graph():
+        root.children[0].text = "b"  # a property, no model added
+    assert calls == []
+
+    added = Div(text="c")
+    with frozen_graph():
+        with frozen_graph():
+            root.children = [*root.children, added]
+            assert doc.get_model_by_id(added.id) is None  # deferred
+        other = Div(text="d")
+        root.children = [*root.children, other]
+    assert calls == [1]
+    assert doc.get_model_by_id(added.id) is added and doc.get_model_by_id(other.id) is other
+    assert "invalidate" not in doc.models.__dict__  # the document's own method again

@@ -396,6 +396,10 @@ def _vertex_labels(xy: np.ndarray, text: list[str], gap: float = 8.0) -> dict[st
     }
 
 
+def _path_tooltips(label: str) -> list[tuple[str, str]]:
+    return [("run", label), ("iteration", "@iteration"), ("step from here", "@step")]
+
+
 def contour_levels(Z: np.ndarray, n: int = 16) -> np.ndarray:
     """Contour levels denser near the minimum (quantiles of the grid values)."""
     finite = Z[np.isfinite(Z)]
@@ -438,26 +442,67 @@ class TeachingPlot:
     ) -> None:
         self.geometry = geometry
         self.problem = problem
-        self.sources = list(sources or [])
-        xs, ys, Z = geometry.objective_grid(problem)
-        self.levels = contour_levels(Z)
+        self.sources: list[RunSources] = []
+        self.snapshot = snapshot
+        self._grid = geometry.objective_grid(problem)
+        self.levels = contour_levels(self._grid[2])
         title = self.TITLES[geometry.kind].format(r=geometry.radius, lo=geometry.lo, hi=geometry.hi)
-        self.main, _ = self._figure(title, (xs, ys, Z), snapshot, width=560)
+        self.main, _ = self._figure(title, self._grid, width=560)
         self.zoom = None
         self.zoom_contour = None
         self._window: tuple[float, float, float, float] | None = None
         self._refined_at = -math.inf
-        if self.sources:
-            self.zoom, self.zoom_contour = self._figure(
-                "zoom on the recent iterates (follows the race)",
-                (xs, ys, Z),
-                snapshot,
-                width=480,
-                zoom=True,
-            )
-            self.track(final=True)
+        #: Per figure, the legend items and hover tools of the runs drawn on it.
+        self._drawn: list[tuple[list[LegendItem], list[HoverTool]]] = []
+        if sources:
+            self.host(list(sources))
 
-    def _figure(self, title, grid, snapshot: bool, width: int, zoom: bool = False):
+    def add_zoom(self) -> None:
+        """Create the zoom on the recent iterates (once the plot hosts runs)."""
+        if self.zoom is not None or not self.sources:
+            return
+        self.zoom, self.zoom_contour = self._figure(
+            "zoom on the recent iterates (follows the race)", self._grid, width=480, zoom=True
+        )
+        self.track(final=True)
+
+    def hosts(self, geometry: Geometry, problem: Any, sources: list[RunSources]) -> bool:
+        """Whether :meth:`host` can show ``sources`` on this plot: the same problem object
+        and set, and either no runs drawn yet (a preview) or these very sources (the
+        streamer's pooled sources of a previous race)."""
+        if self.snapshot or problem is not self.problem or geometry.kind != self.geometry.kind:
+            return False
+        if not self.sources:
+            return bool(sources)
+        return len(sources) == len(self.sources) and all(
+            a is b for a, b in zip(sources, self.sources, strict=True)
+        )
+
+    def host(self, sources: list[RunSources], defer_zoom: bool = False) -> None:
+        """Show a race's runs on this plot (see :meth:`hosts`).
+
+        On a preview the runs' renderers are added to the existing set figure and the zoom
+        is created: Start then sends the browser the new renderers and the zoom, not the
+        set and its contours again (measured, rebuilding both was most of the time from
+        Start to the first point of a teaching lesson). On a plot already showing these
+        sources only the labels are refreshed and the zoom recentred.
+        """
+        if not self.sources:
+            self.sources = list(sources)
+            self._drawn.append(self._draw_runs(self.main, zoom=False))
+            if not defer_zoom:
+                self.add_zoom()
+        else:
+            for items, hovers in self._drawn:
+                for src, item, hover in zip(self.sources, items, hovers, strict=True):
+                    if item.label not in (src.slot.label, value(src.slot.label)):
+                        item.label = value(src.slot.label)
+                    hover.tooltips = _path_tooltips(src.slot.label)
+        self._window = None
+        self._refined_at = -math.inf
+        self.track(final=True)
+
+    def _figure(self, title, grid, width: int, zoom: bool = False):
         g = self.geometry
         ranges = {"x_range": Range1d(0, 1), "y_range": Range1d(0, 1)} if zoom else {}
         fig = figure(
@@ -515,11 +560,18 @@ class TeachingPlot:
             text_font_size="11pt",
         )
         fig.scatter(g.atoms[:, 0], g.atoms[:, 1], size=6, color="black")
-        items = []
+        if zoom and self.sources:
+            self._drawn.append(self._draw_runs(fig, zoom=True))
+        return fig, contour
+
+    def _draw_runs(self, fig: Any, zoom: bool) -> tuple[list[LegendItem], list[HoverTool]]:
+        """Each run's path, current iterate and active-set rings on ``fig``, with hover
+        and a legend below the set; returns the legend items and hover tools."""
+        items, hovers = [], []
         for k, src in enumerate(self.sources):
             color = src.slot.color
             path, current, active = src.path, src.current, src.active
-            if snapshot:
+            if self.snapshot:
                 path = ColumnDataSource(dict(path.data))
                 current = ColumnDataSource(dict(current.data))
                 active = ColumnDataSource(dict(active.data))
@@ -545,23 +597,16 @@ class TeachingPlot:
                 line_width=3,
             )
             items.append(LegendItem(label=src.slot.label, renderers=[r_line, r_pts, r_cur, r_act]))
-            fig.add_tools(
-                HoverTool(
-                    renderers=[r_pts],
-                    tooltips=[
-                        ("run", src.slot.label),
-                        ("iteration", "@iteration"),
-                        ("step from here", "@step"),
-                    ],
-                )
-            )
+            hover = HoverTool(renderers=[r_pts], tooltips=_path_tooltips(src.slot.label))
+            fig.add_tools(hover)
+            hovers.append(hover)
         if items:
             # Below the set, not over it (nor over its vertex labels).
             legend = Legend(items=items, click_policy="hide", orientation="horizontal", ncols=2)
             legend.label_text_font_size = TEXT_STYLES["normal"]["legend"]
             legend.spacing, legend.padding, legend.border_line_alpha = 4, 4, 0.0
             fig.add_layout(legend, "below")
-        return fig, contour
+        return items, hovers
 
     def _tail_window(self) -> tuple[float, float, float, float] | None:
         """A square around the runs' recent iterates (each path minus its first fifth)."""

@@ -42,7 +42,7 @@ from ermviz.app.notebook import PAGE_FONT, LiveHTML, OfflineFast
 from ermviz.app.race_view import RaceView
 from ermviz.app.streaming import Streamer
 from ermviz.app.teaching_view import TeachingView
-from ermviz.app.widgets import guard
+from ermviz.app.widgets import frozen_graph, guard
 
 #: Seconds between two refreshes of the results table during a race.
 TABLE_PERIOD = 1.0
@@ -262,7 +262,7 @@ class Dashboard:
         # freeze=True only on a served page: in a notebook it kept the Race tab's new
         # figures (built when first shown) out of the patch sent to the page, whose
         # streamed rows then went to sources the page never had.
-        with pn.io.hold(freeze=_served()):
+        with pn.io.hold(), frozen_graph():
             if self._tabs is not None and self._tabs.active == TAB_INDEX["lessons"]:
                 self.show_tab("race")  # Start pressed over the gallery: show what moves
             self.model.launch(slots, start=False)

@@ -26,6 +26,7 @@ from ermviz.app.figure_style import set_presentation
 from ermviz.app.figures import TeachingPlot
 from ermviz.app.model import DashboardModel, is_teachable
 from ermviz.app.streaming import Streamer, geometry_for
+from ermviz.app.widgets import frozen_graph
 from ermviz.registry import get_problem
 
 #: Narrowest a teaching figure gets (two fit beside each other from a ~700 px wide tab).
@@ -45,6 +46,9 @@ class TeachingView(pn.viewable.Viewer):
         self.teaching_row = pn.FlexBox(sizing_mode="stretch_width")
         self.layout = pn.Column(self.teaching_note, self.teaching_row, sizing_mode="stretch_width")
         self.teaching_plot: TeachingPlot | None = None
+        # A hosted race's zoom is created on the pull after its first points were sent.
+        self._zoom_after_first_point = False
+        self._first_point_sent = False
         self.boundary_plot: BoundaryPlot | None = None
         model.param.watch(
             lambda *_: self._refresh_teaching_preview(),
@@ -89,8 +93,17 @@ class TeachingView(pn.viewable.Viewer):
 
     def track(self, final: bool) -> None:
         """Follow the runs after a pull of new rows."""
-        if self.teaching_plot is not None and self.streamer.geometry is not None:
-            self.teaching_plot.track(final=final)
+        plot = self.teaching_plot
+        if plot is not None and self.streamer.geometry is not None:
+            if self._zoom_after_first_point and (self._first_point_sent or final):
+                self._zoom_after_first_point = False
+                with frozen_graph():
+                    plot.add_zoom()
+                    self._add_zoom_pane(plot)
+                    if self.model.presentation:
+                        self._style_figures()
+            self._first_point_sent = self.streamer.first_point_at is not None
+            plot.track(final=final)
         if self.boundary_plot is not None:
             self.boundary_plot.update(final=final)
 
@@ -128,6 +141,7 @@ class TeachingView(pn.viewable.Viewer):
         )
 
     def _show_teaching(self, plot: TeachingPlot | BoundaryPlot | None, live: bool) -> None:
+        self._zoom_after_first_point = False
         self.teaching_plot = plot if isinstance(plot, TeachingPlot) else None
         self.boundary_plot = plot if isinstance(plot, BoundaryPlot) else None
         if plot is not None and self.model.presentation:
@@ -202,12 +216,40 @@ class TeachingView(pn.viewable.Viewer):
         problem = self.model.problem_obj
         plane = problem.decision_plane() if problem is not None and geometry is None else None
         if problem is not None and geometry is not None:
-            self._show_teaching(TeachingPlot(geometry, problem, self.streamer.sources), live=True)
+            plot, sources = self.teaching_plot, self.streamer.sources
+            if plot is not None and plot.hosts(geometry, problem, sources):
+                # The preview (or the last race's plot) shows this problem already: the
+                # runs join it in place, and only the zoom is new.
+                # The zoom follows on a later pull (track), so the first points reach
+                # the page without waiting for a new figure.
+                plot.host(sources, defer_zoom=True)
+                self._zoom_after_first_point = plot.zoom is None
+                self._first_point_sent = False
+                if self.model.presentation:
+                    self._style_figures()
+                self.teaching_note.object = self._teaching_help(live=True)
+                return
+            self._show_teaching(TeachingPlot(geometry, problem, sources), live=True)
         elif plane is not None and self.streamer.sources:
             self._show_teaching(BoundaryPlot(plane, self.streamer.sources), live=True)
         else:
             self._preview_key = None
             self._refresh_teaching_preview()
+
+    def _add_zoom_pane(self, plot: TeachingPlot) -> None:
+        """Put ``plot``'s new zoom beside its set figure (the row :func:`_teaching_panes`
+        built for the preview)."""
+        row = self.teaching_row.objects[0] if self.teaching_row.objects else None
+        if not isinstance(row, pn.Row) or plot.zoom is None:
+            self.teaching_row.objects = _teaching_panes(plot)
+            return
+        row.append(_teaching_pane(plot.zoom))
+
+
+def _teaching_pane(fig: Any) -> pn.pane.Bokeh:
+    fig.sizing_mode = "scale_width"
+    fig.min_width = TEACHING_MIN_WIDTH
+    return pn.pane.Bokeh(fig, sizing_mode="stretch_width", min_width=TEACHING_MIN_WIDTH)
 
 
 def _teaching_panes(plot: TeachingPlot | BoundaryPlot) -> list:
@@ -219,11 +261,4 @@ def _teaching_panes(plot: TeachingPlot | BoundaryPlot) -> list:
     """
     if isinstance(plot, BoundaryPlot):
         return [pn.pane.Bokeh(f) for f in plot.layout()]
-    figures = plot.layout()
-    for f in figures:
-        f.sizing_mode = "scale_width"
-        f.min_width = TEACHING_MIN_WIDTH
-    panes = [
-        pn.pane.Bokeh(f, sizing_mode="stretch_width", min_width=TEACHING_MIN_WIDTH) for f in figures
-    ]
-    return [pn.Row(*panes, sizing_mode="stretch_width")]
+    return [pn.Row(*(_teaching_pane(f) for f in plot.layout()), sizing_mode="stretch_width")]
