@@ -31,6 +31,8 @@ from ermviz.families.frank_wolfe.completion import (
     MatrixCompletion,
     NuclearFWSolver,
 )
+from ermviz.families.frank_wolfe.face_newton import FaceNewton
+from ermviz.families.frank_wolfe.passes import DataPasses
 from ermviz.families.frank_wolfe.problems import LeastSquares, LogregL1, SvmDual
 from ermviz.families.frank_wolfe.variants import (
     BOOST_SETTINGS,
@@ -188,7 +190,12 @@ class FrankWolfeSolver(Solver):
         self.istate[fw.I_REFRESH] = settings.get("refresh_every", 1000)
         self.step_params = step_params_of(problem, step, settings)
         self.lstate = np.array([1.0])
-        self._rec = np.empty((1024, len(self.columns)))
+        kernel_columns = type(self).columns
+        self._rec = np.empty((1024, len(kernel_columns)))
+        self._passes = DataPasses(
+            kernel_columns, method, settings.get("refresh_every", 1000), 1, problem.dim
+        )
+        self.columns = self._passes.columns
         if isinstance(problem, SvmDual):
             self._init_svm(problem, settings.get("gram_cache_mb", 256.0))
         elif isinstance(problem, LogregL1):
@@ -264,11 +271,11 @@ class FrankWolfeSolver(Solver):
 
     def advance(self, max_rows: int, stop_at: int) -> tuple[np.ndarray, int]:
         if max_rows > self._rec.shape[0]:
-            self._rec = np.empty((max(max_rows, 2 * self._rec.shape[0]), len(self.columns)))
+            self._rec = np.empty((max(max_rows, 2 * self._rec.shape[0]), self._rec.shape[1]))
         self.istate[fw.I_STOP_AT] = stop_at
         rec = self._rec[:max_rows]
         rows = self._call(rec)
-        return self._rec[:rows], int(self.istate[fw.I_STATUS])
+        return self._passes.rows(self._rec[:rows]), int(self.istate[fw.I_STATUS])
 
     def iterate(self) -> np.ndarray:
         return self.x.copy()
@@ -391,4 +398,5 @@ METHODS: dict[str, MethodSpec] = methods_from(
     BlendedPairwiseCG,
     BoostedFrankWolfe,
     DecompositionInvariantCG,
+    FaceNewton,
 )

@@ -59,6 +59,9 @@ FW_RACE: tuple[tuple[str, str], ...] = (("fw", "exact"), ("afw", "exact"), ("pfw
 #: Every method of these problems (FW variants, TUFW and its baselines) slows down on badly
 #: scaled features; none copes (see :mod:`ermviz.families.scaling`).
 FW_SLOW = "Frank-Wolfe methods"
+#: The FW methods' traces count passes over the data matrix (``data_passes``: each product
+#: with X or X^T; see :mod:`.passes` and :mod:`solvers.face_newton`).
+DATA_PASSES_AXIS: tuple[tuple[str, str], ...] = (("data_passes", "passes over the data"),)
 
 
 @dataclass
@@ -72,6 +75,7 @@ class SvmDual(Problem):
     name: ClassVar[str] = "svm-dual"
     title: ClassVar[str] = "L2-SVM dual over the simplex"
     default_race: ClassVar[tuple[tuple[str, str], ...]] = FW_RACE
+    work_axes: ClassVar[tuple[tuple[str, str], ...]] = DATA_PASSES_AXIS
     scaling: ClassVar[ScalingCheck] = ScalingCheck(FW_SLOW, unit="the constant feature and 1/C")
     settings_decl: ClassVar[tuple[Setting, ...]] = (
         Setting("C", "float", 1.0, "penalty on the squared slacks", low=0.0, low_open=True),
@@ -284,6 +288,7 @@ class LogregL1(ConstrainedProblem):
     name: ClassVar[str] = "logreg-l1"
     title: ClassVar[str] = "l1-constrained logistic regression"
     default_race: ClassVar[tuple[tuple[str, str], ...]] = FW_RACE
+    work_axes: ClassVar[tuple[tuple[str, str], ...]] = DATA_PASSES_AXIS
     scaling: ClassVar[ScalingCheck] = ScalingCheck(FW_SLOW, unit="the loss's unit margin")
     settings_decl: ClassVar[tuple[Setting, ...]] = (*L1_GLM_SETTINGS, *CONSTRAINT_SETTINGS)
 
@@ -346,6 +351,7 @@ class LeastSquares(ConstrainedProblem):
     name: ClassVar[str] = "least-squares"
     title: ClassVar[str] = "constrained least squares (l1 ball by default)"
     default_race: ClassVar[tuple[tuple[str, str], ...]] = FW_RACE
+    work_axes: ClassVar[tuple[tuple[str, str], ...]] = DATA_PASSES_AXIS
     # Invariant under a common rescaling of the features (the radius follows the data):
     # only their spread counts (an appended constant-1 column among them).
     scaling: ClassVar[ScalingCheck] = ScalingCheck(FW_SLOW)

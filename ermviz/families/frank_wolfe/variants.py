@@ -25,6 +25,7 @@ import scipy.sparse as sp
 from ermviz.base import Problem, Solver
 from ermviz.errors import SettingError
 from ermviz.families.frank_wolfe.constraints import ConstraintSet, pack_atoms
+from ermviz.families.frank_wolfe.passes import DataPasses
 from ermviz.families.frank_wolfe.problems import LeastSquares, LogregL1, SvmDual
 from ermviz.families.lazy import KernelConstant, kernel_module
 from ermviz.settings import Setting
@@ -163,7 +164,16 @@ class VariantsSolver(Solver):
         )
         if step == "adaptive":
             self.state.lstate[0] = initial_lipschitz(problem)
-        self._rec = np.empty((1024, len(self.columns)))
+        kernel_columns = type(self).columns
+        self._passes = DataPasses(
+            kernel_columns,
+            method,
+            int(settings.get("refresh_every", 1000)),
+            _atom_nnz(cset),
+            cset.p,
+        )
+        self.columns = self._passes.columns
+        self._rec = np.empty((1024, len(kernel_columns)))
         # Compile (or load from numba's cache) now, so solver time excludes compilation.
         fw_variants.advance(self.state, self._rec[:0], self.tol, 0)
 
@@ -200,9 +210,9 @@ class VariantsSolver(Solver):
 
     def advance(self, max_rows: int, stop_at: int) -> tuple[np.ndarray, int]:
         if max_rows > self._rec.shape[0]:
-            self._rec = np.empty((max(max_rows, 2 * self._rec.shape[0]), len(self.columns)))
+            self._rec = np.empty((max(max_rows, 2 * self._rec.shape[0]), self._rec.shape[1]))
         rows = fw_variants.advance(self.state, self._rec[:max_rows], self.tol, stop_at)
-        return self._rec[:rows], int(self.state.status)
+        return self._passes.rows(self._rec[:rows]), int(self.state.status)
 
     def iterate(self) -> np.ndarray:
         return self.state.x.copy()
@@ -233,6 +243,14 @@ class VariantsSolver(Solver):
     @property
     def iteration(self) -> int:
         return int(self.state.iteration)
+
+
+def _atom_nnz(cset: ConstraintSet) -> int:
+    """Entries of the set's atoms: 1 (simplex, l1 ball), K (K-sparse polytope), p (box,
+    l2 ball)."""
+    if cset.kind in ("simplex", "l1"):
+        return 1
+    return min(cset.K, cset.p) if cset.kind == "ksparse" else cset.p
 
 
 def initial_lipschitz(problem: Problem) -> float:
