@@ -59,6 +59,7 @@ from solvers.fw_vparts import (
     L_SCALE,
     LOSS_LOGISTIC,
     LOSS_SQUARED,
+    KernelState,
     dir_from_x,
     loss_grad,
 )
@@ -598,19 +599,9 @@ def _feasible(set_code, set_par, x, bound):
             x[j] *= bound / s
 
 
-class FNState:
-    """Caller-owned arrays of one run of :func:`fn_advance` (see :func:`new_state`)."""
-
-    def __init__(self, **arrays) -> None:
-        self.__dict__.update(arrays)
-
-    @property
-    def status(self) -> int:
-        return int(self.istate[I_STATUS])
-
-    @property
-    def iteration(self) -> int:
-        return int(self.istate[I_K])
+class FNState(KernelState):
+    """Caller-owned arrays of one run of :func:`fn_advance` (see :func:`new_state`); its
+    ``istate`` keeps the iteration and status where :class:`KernelState` reads them."""
 
 
 def new_state(

@@ -101,6 +101,7 @@ from solvers.fw_vparts import (
     METHOD_PFW,
     N_FSTATE,
     N_ISTATE,
+    KernelState,
     away_weights,
     boost_pursuit,
     dir_from_x,
@@ -447,19 +448,8 @@ def fwv_advance(
     return max_rows
 
 
-class FWVState:
+class FWVState(KernelState):
     """Caller-owned arrays of one run of :func:`fwv_advance` (see :func:`new_state`)."""
-
-    def __init__(self, **arrays) -> None:
-        self.__dict__.update(arrays)
-
-    @property
-    def status(self) -> int:
-        return int(self.istate[I_STATUS])
-
-    @property
-    def iteration(self) -> int:
-        return int(self.istate[I_K])
 
     @property
     def gram_slots(self) -> int:

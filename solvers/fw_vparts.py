@@ -418,3 +418,20 @@ def mt_product(MT, v, out):
     """``out = MT v`` (one pass over the rows of ``MT``), callable from Python."""
     for j in range(out.shape[0]):
         out[j] = row_dot_long(MT, j, v)
+
+
+class KernelState:
+    """Caller-owned arrays of one run of an FW-family kernel, as attributes (built by
+    the kernel module's ``new_state``); ``istate`` holds the iteration at :data:`I_K`
+    and the status at :data:`I_STATUS`."""
+
+    def __init__(self, **arrays) -> None:
+        self.__dict__.update(arrays)
+
+    @property
+    def status(self) -> int:
+        return int(self.istate[I_STATUS])
+
+    @property
+    def iteration(self) -> int:
+        return int(self.istate[I_K])
