@@ -462,9 +462,15 @@ def test_closing_the_page_stops_the_sessions_runs(server: str, page: Page) -> No
         30,
         "the runs to go",
     )
-    c0, t0 = _cpu_seconds(pid), time.monotonic()
-    time.sleep(1.5)
-    busy = (_cpu_seconds(pid) - c0) / (time.monotonic() - t0)
+
+    def cores_used(seconds: float) -> float:
+        c0, t0 = _cpu_seconds(pid), time.monotonic()
+        time.sleep(seconds)
+        return (_cpu_seconds(pid) - c0) / (time.monotonic() - t0)
+
+    # The race keeps the server busy. On a loaded machine (CI: another worker's tests on
+    # the same two cores) a single 1.5 s window measured 0.17 cores: the best of a few.
+    busy = max(cores_used(1.5) for _ in range(4))
     assert busy > 0.2, f"the race should keep the server busy, got {busy:.2f} cores"
     page.close()
 

@@ -411,7 +411,8 @@ def test_the_race_plots_can_count_kernel_evaluations_on_x():
         np.testing.assert_array_equal(work, it * per_step[src.slot.method])
         np.testing.assert_array_equal(np.asarray(data["w1"]), work + 1)
     d.model.problem = "svm-dual"  # no kernel counter there: back to iterations
-    assert d.model.x_axis == "iteration" and d.model.param.x_axis.objects == ["iteration"]
+    assert d.model.x_axis == "iteration"
+    assert d.model.param.x_axis.objects == ["iteration", "data_passes"]  # the FW family's
 
 
 def test_moons_is_bundled_and_opens_the_ls_svm_boundary_view():
