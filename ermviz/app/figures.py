@@ -467,13 +467,13 @@ class TeachingPlot:
             self.host(list(sources))
 
     def add_zoom(self) -> None:
-        """Create the zoom on the recent iterates (once the plot hosts runs)."""
+        """Create the zoom on the recent iterates (once the plot hosts runs); the next
+        :meth:`track` places it."""
         if self.zoom is not None or not self.sources:
             return
         self.zoom, self.zoom_contour = self._figure(
             "zoom on the recent iterates (follows the race)", self._grid, width=480, zoom=True
         )
-        self.track(final=True)
 
     def hosts(self, geometry: Geometry, problem: Any, sources: list[RunSources]) -> bool:
         """Whether :meth:`host` can show ``sources`` on this plot: the same problem object
