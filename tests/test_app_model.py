@@ -914,6 +914,53 @@ def test_a_new_race_reuses_the_problem_only_while_its_data_and_settings_are_unch
     assert after is not before and not np.array_equal(before.X, after.X)
 
 
+def test_sessions_share_a_catalog_problem_built_once_and_keep_their_uploads_own():
+    """Issue 32: thirty pages on one lesson built the same problem thirty times (LS-SVM's
+    kernel matrix on every Start). A catalog dataset's problem is built once per process,
+    concurrent askers wait for that one build; an upload's stays its session's."""
+    import threading
+
+    from ermviz.app import problem_cache
+
+    problem_cache.clear()
+    calls = []
+    real = model_mod.build_problem
+
+    def counting(*args, **kwargs):
+        calls.append(args[0])
+        time.sleep(0.2)  # long enough for the other sessions to ask meanwhile
+        return real(*args, **kwargs)
+
+    models = [make_model(dataset="wdbc") for _ in range(4)]
+    got = [None] * 4
+    try:
+        model_mod.build_problem = counting
+
+        def ask(i):
+            got[i] = models[i].build_problem()
+
+        threads = [threading.Thread(target=ask, args=(i,)) for i in range(4)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join(10)
+        assert len(calls) == 1 and all(p is got[0] for p in got)
+        # Another setting is another problem; the first is still shared.
+        models[1].set_problem_setting("C", models[1].problem_value("C") * 10)
+        assert models[1].build_problem() is not got[0] and len(calls) == 2
+        assert make_model(dataset="wdbc").build_problem() is got[0]
+        # Two sessions uploading files of the same name do not share a problem.
+        text = "".join(f"{1 if i % 2 else -1} 1:{i % 7 / 7:.3f}\n" for i in range(30))
+        a, b = make_model(), make_model()
+        a.add_upload("mine.svm", text)
+        b.add_upload("mine.svm", text.replace("1:", "1:1"))
+        pa, pb = a.build_problem(), b.build_problem()
+        assert pa is not pb and not np.array_equal(pa.X, pb.X)
+    finally:
+        model_mod.build_problem = real
+        problem_cache.clear()
+
+
 def test_a_live_pane_sends_its_new_text_without_its_stylesheets():
     """Issue 32 (Start to the first point): Panel resends a pane's stylesheets with each new
     text, listed differently than at creation under the page's design, so every update of

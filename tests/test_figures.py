@@ -156,3 +156,49 @@ def test_the_dashboards_presentation_box_restyles_every_shown_figure():
     assert titles() == {room["title"]}
     box.value = False
     assert titles() == {normal["title"]}
+
+
+def test_lazy_plots_drawn_later_follow_the_legend_labels_colours_and_clicks():
+    """A page draws the two plots on screen; a diagnostic plot drawn when its tab opens has
+    the same lines as one drawn at once, with the race's current labels and colours, the
+    runs hidden by a legend click hidden, and the legend's browser callback reaching it."""
+    eager = _plots()
+    lazy = TracePlots(_series(), ColumnDataSource({"best": [1.0]}), lazy=True)
+    assert [f is not None for f in lazy.figures_drawn] == [True, True, False, False, False]
+    lazy.show(["A", "B", None], ["#ff0000", "#00ff00", None])
+    lazy.proxies[1].visible = False  # a click on B's legend entry (mirrored on the server)
+    lazy.set_presentation(True)
+    fig = lazy.figure(3)  # step size, drawn now
+    assert lazy.figures_drawn[3] is fig and lazy.figures_drawn[2] is None
+    lines = [r for r in fig.renderers if type(r.glyph).__name__ == "Line"]
+    want = [r for r in eager.figures[3].renderers if type(r.glyph).__name__ == "Line"]
+    assert [r.glyph.y for r in lines] == [r.glyph.y for r in want]
+    assert [r.data_source for r in lines] == [lazy.renderers[i][-1].data_source for i in range(3)]
+    assert [r.name for r in lines[:2]] == ["A", "B"]
+    assert [r.visible for r in lines] == [True, False, False]
+    assert [r.glyph.line_color for r in lines[:2]] == ["#ff0000", "#00ff00"]
+    assert fig.title.text_font_size == TEXT_STYLES["presentation"]["title"]
+    assert lines[0].glyph.line_width == 2 * TEXT_STYLES["presentation"]["lines"]
+    for proxy, mine in zip(lazy.proxies, lazy.renderers, strict=True):
+        (cb,) = proxy.js_property_callbacks["change:visible"]
+        assert cb.args["ids"] == [r.id for r in mine] and mine[-1] in fig.renderers
+    # Only the glyph itself: no unused nonselection and muted copies (two models a line).
+    assert all(r.nonselection_glyph == "auto" and r.muted_glyph == "auto" for r in lines)
+
+
+def test_the_race_tab_draws_a_diagnostic_plot_when_its_tab_opens():
+    from ermviz.app.model import DashboardModel
+    from ermviz.app.page import Dashboard
+
+    dash = Dashboard(DashboardModel())
+    view = dash.race_view
+    view.build()
+    drawn = view.trace_plots.figures_drawn
+    assert [f is not None for f in drawn] == [True, True, False, False, False]
+    assert [p.object for p in view.plot_box.objects] == drawn[:2]
+    view.more_plots.active = 3  # "active-set size"
+    drawn = view.trace_plots.figures_drawn
+    assert drawn[4] is not None and drawn[2] is None
+    (pane,) = view.more_plots[3].objects
+    assert pane.object is drawn[4] and "active-set size" in drawn[4].title.text
+    dash.model.shutdown()

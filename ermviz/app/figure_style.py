@@ -1,14 +1,27 @@
 """How the dashboard's figures look: text sizes (a desk's and a presentation's), tick
-labels that never overlap, wrapped titles and legends placed off the curves; plain Bokeh,
-used by :mod:`ermviz.app.figures`."""
+labels that never overlap, wrapped titles and legends placed off the curves; and the
+pieces they are drawn with (a styled figure, a line with its glyph alone, legend proxies,
+the step markers); plain Bokeh, used by :mod:`ermviz.app.figures`."""
 
 from __future__ import annotations
 
+import functools
 import textwrap
 import weakref
 from typing import Any
 
-from bokeh.models import CustomJSTickFormatter, GlyphRenderer, Legend, LegendItem, NoOverlap
+from bokeh.models import (
+    ColumnDataSource,
+    CustomJS,
+    CustomJSTickFormatter,
+    DataRange1d,
+    GlyphRenderer,
+    Legend,
+    LegendItem,
+    Line,
+    NoOverlap,
+)
+from bokeh.plotting import figure
 
 #: Text sizes of the figures (title, axis labels, tick labels, legend) and the factor on
 #: line widths: ``normal`` reads at a desk, ``presentation`` from the back of a room
@@ -130,3 +143,107 @@ def add_legend(fig: Any, items: list[LegendItem], location: str = "bottom_left")
     legend.border_line_alpha = 0.4
     fig.add_layout(legend)
     return legend
+
+
+#: Step types that can be marked on the certificate plots, with their marker.
+STEP_MARKERS = {
+    "away": "triangle",
+    "pairwise": "diamond",
+    "drop": "x",
+    "lazy": "square",
+    "local": "hex",
+    "boosted": "star",
+}
+#: Markers of the teaching view's path points, by the step taken from the point (any
+#: other tag, e.g. fw or none, is a circle).
+PATH_MARKERS = {"fw": "circle", "none": "circle", **STEP_MARKERS}
+#: What each marked step type is, for the legend of the step markers.
+STEP_LABELS = {
+    "away": "away step",
+    "pairwise": "pairwise step",
+    "drop": "drop step (atom removed)",
+    "lazy": "lazy step (active atom, no LMO call)",
+    "local": "local step (BPCG, between active atoms)",
+    "boosted": "boosted step",
+}
+#: Height of each live plot (pixels).
+PLOT_HEIGHT = 290
+
+
+def styled_figure(title: str, x_label: str, y_label: str, log_x: bool, log_y: bool, **kw: Any):
+    kw.setdefault("x_range", DataRange1d())
+    kw.setdefault("y_range", DataRange1d())
+    for rng in (kw["x_range"], kw["y_range"]):
+        # Auto-ranged in the browser on every update; echoing each new start/end back to
+        # the server (the default) cost ~100 websocket messages a second, measured.
+        rng.syncable = False
+    fig = figure(
+        title=title,
+        x_axis_type="log" if log_x else "linear",
+        y_axis_type="log" if log_y else "linear",
+        x_axis_label=x_label,
+        y_axis_label=y_label,
+        height=PLOT_HEIGHT,
+        sizing_mode="stretch_width",
+        min_width=360,
+        tools="pan,wheel_zoom,box_zoom,reset,save",
+        toolbar_location="above",
+        **kw,
+    )
+    style_text(fig)
+    return fig
+
+
+def glyph_line(
+    fig: Any, x: Any, y: Any, source: ColumnDataSource, name: str | None = None, **visuals: Any
+):
+    """A line on ``fig`` with its glyph alone. ``fig.line`` also makes a nonselection and a
+    muted copy of the glyph: two more Bokeh models per line that nothing here uses (no
+    tool selects, legends hide rather than mute), each built, sent and kept per page."""
+    r = GlyphRenderer(data_source=source, glyph=Line(x=x, y=y, **visuals), name=name)
+    fig.renderers.append(r)
+    return r
+
+
+def retarget_proxy(proxy: Any, targets: list) -> None:
+    """Point a legend proxy's browser callback at ``targets`` (grown by a plot drawn
+    later)."""
+    ids = [r.id for r in targets]
+    for cb in proxy.js_property_callbacks.get("change:visible", []):
+        if cb.args.get("ids") != ids:
+            cb.args = {**cb.args, "ids": ids}
+
+
+def _mirror_visible(renderers: list, attr: str, old: bool, new: bool) -> None:
+    for r in renderers:
+        if r.visible != new:
+            r.visible = new
+
+
+def legend_proxy(fig, empty: ColumnDataSource, targets: list, marker: str = "", **line: Any):
+    """A line (a ``marker``, when given) on the constant ``empty`` source for a legend
+    entry; hiding it (a click on the entry) hides ``targets`` too, in the browser and on
+    the server."""
+    if marker:
+        proxy = fig.scatter("x", "y", source=empty, marker=marker, **line)
+    else:
+        proxy = fig.line("x", "y", source=empty, **line)
+    # The targets go by id, not as CustomJS args: a legend rebuilds its items (new
+    # canvases and DOM nodes) on every change of any model its items reach, and args
+    # holding the lines reach their streaming sources, i.e. it rebuilt on each
+    # stream (measured: ~10 % of chromium's CPU during a race).
+    proxy.js_on_change(
+        "visible",
+        CustomJS(
+            args={"ids": [r.id for r in targets]},
+            code=(
+                "for (const id of ids) {"
+                "  const r = cb_obj.document.get_model_by_id(id);"
+                "  if (r != null) { r.visible = cb_obj.visible; } }"
+            ),
+        ),
+    )
+    # ... and on the server: lines of a diagnostic tab not on the page yet get the same
+    # visibility when that tab is drawn.
+    proxy.on_change("visible", functools.partial(_mirror_visible, targets))
+    return proxy

@@ -9,7 +9,6 @@ each run's path of iterates, with a zoom that follows the race.
 
 from __future__ import annotations
 
-import functools
 import math
 import time
 from typing import Any, ClassVar
@@ -34,99 +33,24 @@ from bokeh.plotting.contour import contour_data
 from bokeh.transform import factor_mark, transform
 
 from ermviz.app.figure_style import (
+    PATH_MARKERS,
+    STEP_LABELS,
+    STEP_MARKERS,
     TEXT_STYLES,
     add_legend,
+    glyph_line,
+    legend_proxy,
     readable_axes,
+    retarget_proxy,
     set_presentation,
     style_text,
+    styled_figure,
     wrap_title,
 )
 from ermviz.app.streaming import Geometry, RunSources
 
-#: Step types that can be marked on the certificate plots, with their marker.
-STEP_MARKERS = {
-    "away": "triangle",
-    "pairwise": "diamond",
-    "drop": "x",
-    "lazy": "square",
-    "local": "hex",
-    "boosted": "star",
-}
-#: Markers of the teaching view's path points, by the step taken from the point (any
-#: other tag, e.g. fw or none, is a circle).
-PATH_MARKERS = {"fw": "circle", "none": "circle", **STEP_MARKERS}
-#: What each marked step type is, for the legend of the step markers.
-STEP_LABELS = {
-    "away": "away step",
-    "pairwise": "pairwise step",
-    "drop": "drop step (atom removed)",
-    "lazy": "lazy step (active atom, no LMO call)",
-    "local": "local step (BPCG, between active atoms)",
-    "boosted": "boosted step",
-}
-#: Height of each live plot (pixels).
-PLOT_HEIGHT = 290
 #: Line alpha of a kept reference race's curves (the live ones are opaque).
 REF_ALPHA = 0.35
-
-
-def _figure(title: str, x_label: str, y_label: str, log_x: bool, log_y: bool, **kw: Any):
-    kw.setdefault("x_range", DataRange1d())
-    kw.setdefault("y_range", DataRange1d())
-    for rng in (kw["x_range"], kw["y_range"]):
-        # Auto-ranged in the browser on every update; echoing each new start/end back to
-        # the server (the default) cost ~100 websocket messages a second, measured.
-        rng.syncable = False
-    fig = figure(
-        title=title,
-        x_axis_type="log" if log_x else "linear",
-        y_axis_type="log" if log_y else "linear",
-        x_axis_label=x_label,
-        y_axis_label=y_label,
-        height=PLOT_HEIGHT,
-        sizing_mode="stretch_width",
-        min_width=360,
-        tools="pan,wheel_zoom,box_zoom,reset,save",
-        toolbar_location="above",
-        **kw,
-    )
-    style_text(fig)
-    return fig
-
-
-def _mirror_visible(renderers: list, attr: str, old: bool, new: bool) -> None:
-    for r in renderers:
-        if r.visible != new:
-            r.visible = new
-
-
-def _legend_proxy(fig, empty: ColumnDataSource, targets: list, marker: str = "", **line: Any):
-    """A line (a ``marker``, when given) on the constant ``empty`` source for a legend
-    entry; hiding it (a click on the entry) hides ``targets`` too, in the browser and on
-    the server."""
-    if marker:
-        proxy = fig.scatter("x", "y", source=empty, marker=marker, **line)
-    else:
-        proxy = fig.line("x", "y", source=empty, **line)
-    # The targets go by id, not as CustomJS args: a legend rebuilds its items (new
-    # canvases and DOM nodes) on every change of any model its items reach, and args
-    # holding the lines reach their streaming sources, i.e. it rebuilt on each
-    # stream (measured: ~10 % of chromium's CPU during a race).
-    proxy.js_on_change(
-        "visible",
-        CustomJS(
-            args={"ids": [r.id for r in targets]},
-            code=(
-                "for (const id of ids) {"
-                "  const r = cb_obj.document.get_model_by_id(id);"
-                "  if (r != null) { r.visible = cb_obj.visible; } }"
-            ),
-        ),
-    )
-    # ... and on the server: lines of a diagnostic tab not on the page yet get the same
-    # visibility when that tab is drawn.
-    proxy.on_change("visible", functools.partial(_mirror_visible, targets))
-    return proxy
 
 
 class TracePlots:
@@ -159,6 +83,7 @@ class TracePlots:
         certificate_kind: str = "fw_gap",
         work_label: str = "",
         references: list[tuple[str, str, str, ColumnDataSource]] = (),
+        lazy: bool = False,
     ) -> None:
         cert = certificate_kind.replace("_", " ")
         # Log axes need iteration + 1 (iteration 0 is the start point); linear ones do not.
@@ -173,31 +98,16 @@ class TracePlots:
             vs = "iteration"
         tb = time_basis
         t_label = "solver wall time" if tb == "time_s" else "solver thread CPU time"
-        it_range = DataRange1d()
-        self.figures = [
-            _figure(f"{cert} vs {vs}", it_label, cert, log_x, True, x_range=it_range),
-            _figure(f"{cert} vs solver time", t_label, cert, log_x, True),
-            _figure(
-                f"suboptimality vs {vs}",
-                it_label,
-                "objective − best seen",
-                log_x,
-                True,
-                x_range=it_range,
-            ),
-            _figure(f"step size vs {vs}", it_label, "step size", log_x, True, x_range=it_range),
-            _figure(
-                f"active-set size vs {vs}",
-                it_label,
-                "atoms in the active set",
-                log_x,
-                False,
-                x_range=it_range,
-            ),
-        ]
-        for f, fig in enumerate(self.figures):
-            # Plot 2's x is solver time; the others' an iteration (or work) count.
-            readable_axes(fig, "seconds" if f == 1 else "count")
+        self._log_x, self._show_steps = log_x, show_steps
+        self._it_range = DataRange1d()
+        # (title, x label, y label, log y, shares the iteration range) of each plot.
+        self._specs = (
+            (f"{cert} vs {vs}", it_label, cert, True, True),
+            (f"{cert} vs solver time", t_label, cert, True, False),
+            (f"suboptimality vs {vs}", it_label, "objective − best seen", True, True),
+            (f"step size vs {vs}", it_label, "step size", True, True),
+            (f"active-set size vs {vs}", it_label, "atoms in the active set", False, True),
+        )
         subopt = CustomJSTransform(
             args={"best": best},
             v_func=(
@@ -218,83 +128,15 @@ class TracePlots:
                 )
             ]
         }
-        columns = (
+        self._columns = (
             (kx, "certificate"),
             (tb, "certificate"),
             (kx, transform("objective", subopt)),
             (kx, "step_size"),
             (kx, "active_size"),
         )
-        # One legend, in the first plot: its entry for a run hides that run's lines (and
-        # step markers) in all five plots. Measured: a legend re-renders whenever a source
-        # of its items' renderers changes, i.e. on every stream. So each entry holds a
-        # proxy renderer on a constant, empty source (it draws nothing, only gives the
-        # entry its colour); a click toggles the proxy and a CustomJS mirrors its
-        # visibility onto the run's real renderers, in the browser.
-        self.items: list[LegendItem] = []
-        self.proxies: list = []
-        # One NaN point: nothing is drawn, but the legend has a row to draw its icon from.
-        empty = ColumnDataSource({"x": [np.nan], "y": [np.nan]})
-        self.renderers: list[list] = []
-        markers: dict[str, list] = {step: [] for step in STEP_MARKERS}
-        hover_lines: list[list] = [[] for _ in self.figures]
-        # Kept races first, so the live lines are drawn over them; each has its own
-        # legend entry (after the live ones) and the suboptimality its race showed.
-        self.ref_items: list[LegendItem] = []
-        self.ref_renderers: list[list] = []
-        ref_columns = (*columns[:2], (kx, "subopt"), *columns[3:])
-        for label, color, dash, src in references:
-            style = {"color": color, "line_width": 2, "line_alpha": REF_ALPHA, "line_dash": dash}
-            mine = []
-            for f, (fig, (x, y)) in enumerate(zip(self.figures, ref_columns, strict=True)):
-                mine.append(fig.line(x, y, source=src, name=label, **style))
-                hover_lines[f].append(mine[-1])
-            proxy = _legend_proxy(self.figures[0], empty, mine, **style)
-            self.ref_items.append(LegendItem(label=value(label), renderers=[proxy]))
-            self.ref_renderers.append(mine)
-        for entry in series:
-            label, color, cds, obj = entry[:4]
-            band = entry[4] if len(entry) > 4 else None
-            mine = []
-            if band is not None:
-                # A group of seeds: their min-max band and mean, under the runs' own lines.
-                mine.append(
-                    self.figures[0].varea(
-                        x=kx, y1="lo", y2="hi", source=band, fill_color=color, fill_alpha=0.18
-                    )
-                )
-                mine.append(
-                    self.figures[0].line(
-                        kx, "mean", source=band, color=color, line_width=3, line_dash="dashed"
-                    )
-                )
-            for f, (fig, (x, y)) in enumerate(zip(self.figures, columns, strict=True)):
-                source = obj if f == 2 else cds
-                r = fig.line(x, y, source=source, color=color, line_width=2, name=label)
-                mine.append(r)
-                hover_lines[f].append(r)
-                if show_steps and f < 2:
-                    for step, marker in STEP_MARKERS.items():
-                        markers[step].append(
-                            fig.scatter(
-                                x,
-                                "certificate",
-                                source=cds,
-                                view=CDSView(filter=GroupFilter(column_name="step", group=step)),
-                                marker=marker,
-                                size=7,
-                                line_color=color,
-                                fill_color=color if marker != "x" else None,
-                                fill_alpha=0.5,
-                            )
-                        )
-                        mine.append(markers[step][-1])
-            proxy = _legend_proxy(self.figures[0], empty, mine, color=color, line_width=2)
-            self.proxies.append(proxy)
-            self.items.append(LegendItem(label=value(label), renderers=[proxy]))
-            self.renderers.append(mine)
         common = [("run", "$name"), ("iteration", "@iteration{0,0}"), ("time", f"@{tb}{{%.3g}} s")]
-        tips = [
+        self._tips = (
             [*common, ("certificate", "@certificate{%.3e}")],
             [*common, ("certificate", "@certificate{%.3e}")],
             [
@@ -304,29 +146,57 @@ class TracePlots:
             ],
             [*common, ("step size", "@step_size{%.3e}")],
             [*common, ("active set", "@active_size")],
-        ]
-        hover_fmt = {
+        )
+        self._hover_fmt = {
             "@certificate": "printf",
             "@objective": "printf",
             "@step_size": "printf",
             f"@{tb}": "printf",
         }
-        for fig, lines, tip in zip(self.figures, hover_lines, tips, strict=True):
-            if lines:
-                fig.add_tools(HoverTool(renderers=lines, tooltips=tip, formatters=hover_fmt))
+        self._series = [(*entry[:4], entry[4] if len(entry) > 4 else None) for entry in series]
+        self._references = list(references)
+        self._figures: list[Any] = [None] * len(self._specs)
+        self._presentation = False
+        # Per run (and per kept run): its renderers in every plot drawn so far.
+        self.renderers: list[list] = [[] for _ in self._series]
+        self.ref_renderers: list[list] = [[] for _ in self._references]
+        self._markers: dict[str, list] = {step: [] for step in STEP_MARKERS}
+        self._draw(0)
+        self._draw(1)
+        # One legend, in the first plot: its entry for a run hides that run's lines (and
+        # step markers) in all five plots. Measured: a legend re-renders whenever a source
+        # of its items' renderers changes, i.e. on every stream. So each entry holds a
+        # proxy renderer on a constant, empty source (it draws nothing, only gives the
+        # entry its colour); a click toggles the proxy and a CustomJS mirrors its
+        # visibility onto the run's real renderers, in the browser.
+        # One NaN point: nothing is drawn, but the legend has a row to draw its icon from.
+        empty = ColumnDataSource({"x": [np.nan], "y": [np.nan]})
+        self.ref_items: list[LegendItem] = []
+        self._ref_proxies: list = []
+        for (label, color, dash, _), mine in zip(self._references, self.ref_renderers, strict=True):
+            style = {"color": color, "line_width": 2, "line_alpha": REF_ALPHA, "line_dash": dash}
+            proxy = legend_proxy(self.figures_drawn[0], empty, mine, **style)
+            self._ref_proxies.append(proxy)
+            self.ref_items.append(LegendItem(label=value(label), renderers=[proxy]))
+        self.items: list[LegendItem] = []
+        self.proxies: list = []
+        for (label, color, *_), mine in zip(self._series, self.renderers, strict=True):
+            proxy = legend_proxy(self.figures_drawn[0], empty, mine, color=color, line_width=2)
+            self.proxies.append(proxy)
+            self.items.append(LegendItem(label=value(label), renderers=[proxy]))
         # Where the curves are not: they fall from the top left, so on log axes the
         # bottom left is empty; on linear ones they drop at once and run along the bottom.
         corner = "bottom_left" if log_x else "top_right"
-        self.legend = add_legend(self.figures[0], [], corner)
+        self.legend = add_legend(self.figures_drawn[0], [], corner)
         # Which marker is which step (e.g. which steps were lazy), in the second plot; a
         # click on an entry hides that step's markers of every run.
         self.step_items: list[LegendItem] = []
         if show_steps and series:
             for step, marker in STEP_MARKERS.items():
-                proxy = _legend_proxy(
-                    self.figures[1],
+                proxy = legend_proxy(
+                    self.figures_drawn[1],
                     empty,
-                    markers[step],
+                    self._markers[step],
                     marker=marker,
                     size=7,
                     line_color="#444444",
@@ -336,8 +206,100 @@ class TracePlots:
                 self.step_items.append(
                     LegendItem(label=value(STEP_LABELS[step]), renderers=[proxy])
                 )
-            add_legend(self.figures[1], self.step_items, corner)
+            add_legend(self.figures_drawn[1], self.step_items, corner)
         self.show([entry[0] for entry in series])
+        if not lazy:
+            self.figures  # noqa: B018  (draws the other three)
+
+    @property
+    def figures(self) -> list:
+        """The five figures (each drawn now if it was not yet)."""
+        return [self.figure(f) for f in range(len(self._specs))]
+
+    @property
+    def figures_drawn(self) -> list:
+        """The figures drawn so far (None for a plot not drawn yet)."""
+        return list(self._figures)
+
+    def figure(self, f: int) -> Any:
+        """Plot ``f`` (0-4), drawn the first time it is asked for: a page shows the last
+        three in tabs, and most pages never open them (each costs the server ~0.06 s)."""
+        if self._figures[f] is None:
+            self._draw(f)
+            # Drawn after the legend: its lines take the state of their entries' proxies
+            # (label, colour, hidden by a click), and the proxies' callbacks reach them.
+            for proxy, mine in zip(self.proxies, self.renderers, strict=True):
+                for r in mine:
+                    if r.visible != proxy.visible:
+                        r.visible = proxy.visible
+                    if r.name != proxy.name:
+                        r.name = proxy.name
+                    _recolor(r.glyph, proxy.glyph.line_color)
+                retarget_proxy(proxy, mine)
+            for proxy, mine in zip(self._ref_proxies, self.ref_renderers, strict=True):
+                for r in mine:
+                    if r.visible != proxy.visible:
+                        r.visible = proxy.visible
+                retarget_proxy(proxy, mine)
+            if self._presentation:
+                set_presentation(self._figures[f], True)
+        return self._figures[f]
+
+    def _draw(self, f: int) -> None:
+        """Draw plot ``f``: the kept races' faded lines, then each run's line (and, in the
+        first plot, its seeds' band; in the first two, its step markers)."""
+        title, x_label, y_label, log_y, shared = self._specs[f]
+        kw = {"x_range": self._it_range} if shared else {}
+        fig = styled_figure(title, x_label, y_label, self._log_x, log_y, **kw)
+        # Plot 2's x is solver time; the others' an iteration (or work) count.
+        readable_axes(fig, "seconds" if f == 1 else "count")
+        x, y = self._columns[f]
+        hover = []
+        for (label, color, dash, src), mine in zip(
+            self._references, self.ref_renderers, strict=True
+        ):
+            style = {"line_color": color, "line_width": 2, "line_alpha": REF_ALPHA}
+            ry = (x, "subopt") if f == 2 else (x, y)
+            mine.append(glyph_line(fig, *ry, src, name=label, line_dash=dash, **style))
+            hover.append(mine[-1])
+        for (label, color, cds, obj, band), mine in zip(self._series, self.renderers, strict=True):
+            if band is not None and f == 0:
+                # A group of seeds: their min-max band and mean, under the runs' own lines.
+                mine.append(
+                    fig.varea(x=x, y1="lo", y2="hi", source=band, fill_color=color, fill_alpha=0.18)
+                )
+                mine.append(
+                    glyph_line(
+                        fig, x, "mean", band, line_color=color, line_width=3, line_dash="dashed"
+                    )
+                )
+            mine.append(
+                glyph_line(
+                    fig, x, y, obj if f == 2 else cds, name=label, line_color=color, line_width=2
+                )
+            )
+            hover.append(mine[-1])
+            if self._show_steps and f < 2:
+                for step, marker in STEP_MARKERS.items():
+                    self._markers[step].append(
+                        fig.scatter(
+                            x,
+                            "certificate",
+                            source=cds,
+                            view=CDSView(filter=GroupFilter(column_name="step", group=step)),
+                            marker=marker,
+                            size=7,
+                            line_color=color,
+                            fill_color=color if marker != "x" else None,
+                            fill_alpha=0.5,
+                        )
+                    )
+                    mine.append(self._markers[step][-1])
+        if hover:
+            fig.add_tools(
+                HoverTool(renderers=hover, tooltips=self._tips[f], formatters=self._hover_fmt)
+            )
+        self._figures[f] = fig
 
     @property
     def size(self) -> int:
@@ -345,7 +307,8 @@ class TracePlots:
 
     def set_presentation(self, on: bool = True) -> None:
         """Larger text and lines for a room (:func:`set_presentation`), or back."""
-        set_presentation(self.figures, on)
+        self._presentation = on
+        set_presentation([fig for fig in self._figures if fig is not None], on)
 
     def show(self, labels: list[str | None], colors: list[str] | None = None) -> None:
         """Show series ``i`` under ``labels[i]`` (in ``colors[i]``, when given: the seeds of

@@ -18,6 +18,7 @@ uploads), ``messages`` (notifications) and ``references`` (races kept as referen
 
 from __future__ import annotations
 
+import functools
 import io
 import os
 import threading
@@ -41,6 +42,7 @@ from ermviz.app.datasets import (
     upload_refusal,
 )
 from ermviz.app.messages import _panel_notifier, dashboard_wording, one_line
+from ermviz.app.problem_cache import shared_problem
 from ermviz.app.race import (
     PALETTE,
     RESULT_COLUMNS,
@@ -418,17 +420,17 @@ class DashboardModel(param.Parameterized):
         return expand_repeats(self.specs, self.labels(), int(self.repeat), self.dataset)
 
     def build_problem(self) -> Problem:
-        """Load the data once and build the problem every run of the race shares: the one
-        built last when its data and settings are unchanged (an LS-SVM problem forms its
-        kernel matrix once: 0.65 s on banana, which every Start paid again)."""
+        """The problem every run of the race shares: the one built last while its data and
+        settings are unchanged; a catalog dataset's shared by every session
+        (:mod:`ermviz.app.problem_cache`; an upload's is its session's alone)."""
         source = self.dataset_source()
         stamp = os.stat(source).st_mtime_ns if self.dataset in self.uploads else 0
         key = repr((source, stamp, self.preprocessing(), self.problem, self.problem_settings))
         if self._built_problem is not None and self._built_problem[0] == key:
             return self._built_problem[1]
-        problem = build_problem(
-            self.problem, load_data(source, self.preprocessing()), **self.problem_settings
-        )
+        data = functools.partial(load_data, source, self.preprocessing())
+        build = functools.partial(build_problem, self.problem, **self.problem_settings)
+        problem = shared_problem(key, lambda: build(data()), self.dataset not in self.uploads)
         self._built_problem = (key, problem)
         return problem
 

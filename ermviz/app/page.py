@@ -39,6 +39,7 @@ from ermviz.app.export_view import ExportView
 from ermviz.app.lessons_view import TAB_INDEX, LessonBanner, LessonsView
 from ermviz.app.model import DashboardModel
 from ermviz.app.notebook import PAGE_FONT, LiveHTML, OfflineFast
+from ermviz.app.problem_cache import prebuild
 from ermviz.app.race_view import RaceView
 from ermviz.app.streaming import Streamer
 from ermviz.app.teaching_view import TeachingView
@@ -314,6 +315,7 @@ class Dashboard:
         self.lesson = lesson.name
         self.lesson_banner.show(lesson)
         self.show_tab(lesson.tab)
+        prebuild(self.model)  # while the lesson is read, before Start
         return True
 
     def _on_lesson_click(self, name: str) -> None:
@@ -573,20 +575,6 @@ class _Part(pn.Column):
         return super()._repr_mimebundle_(include, exclude)
 
 
-def _release_memory() -> None:
-    """Collect the closed session's objects and return the freed heap to the system
-    (glibc's ``malloc_trim``): without it a server that once held thirty sessions keeps
-    their memory as its own (benchmarks/bench_load.py measures it)."""
-    import ctypes
-    import gc
-
-    gc.collect()
-    try:
-        ctypes.CDLL("libc.so.6").malloc_trim(0)
-    except (OSError, AttributeError):  # not glibc: nothing to trim
-        pass
-
-
 def _served() -> bool:
     """True inside a ``panel serve`` session (False in Jupyter or plain Python)."""
     return pn.state.curdoc is not None and pn.state.curdoc.session_context is not None
@@ -605,7 +593,7 @@ def _take_lesson(model: DashboardModel, query: str) -> tuple[str, str | None, An
     try:
         pairs = parse_qsl(query.lstrip("?"), keep_blank_values=True, max_num_fields=MAX_LINK_FIELDS)
     except ValueError:
-        return query, None  # urlstate.load refuses it with the reason
+        return query, None, None  # urlstate.load refuses it with the reason
     names = [value for key, value in pairs if key == "lesson"]
     if not names:
         return query, None, None
@@ -627,6 +615,12 @@ def build_dashboard(query: str | None = None) -> Dashboard:
     from ermviz.app import urlstate
 
     served = _served()
+    if served:
+        from ermviz.app import memory
+
+        # Counted from here, whatever follows: its memory is handed back once it is closed.
+        memory.session_opened()
+        pn.state.on_session_destroyed(lambda _: memory.session_closed())
     location = pn.state.location if served else None
     if query is None and location is not None:
         query = location.search
@@ -648,6 +642,8 @@ def build_dashboard(query: str | None = None) -> Dashboard:
         dash.lesson = lesson.name
         dash.lesson_banner.show(lesson)
         dash.show_tab(lesson.tab)
+        if served:  # once the page shows (shared with the other sessions: built once)
+            pn.state.onload(functools.partial(prebuild, model))
     if problem is not None and served:  # (outside a server it has been reported)
 
         def rejected() -> None:
@@ -662,10 +658,6 @@ def build_dashboard(query: str | None = None) -> Dashboard:
         def destroyed(_: Any) -> None:
             dash.streamer.stop()
             dash.model.shutdown()
-            # Once Bokeh has dropped the session's document: hand its memory back.
-            from tornado.ioloop import IOLoop
-
-            IOLoop.current().call_later(1.0, _release_memory)
 
         pn.state.on_session_destroyed(destroyed)
     return dash

@@ -194,6 +194,8 @@ class RaceView(pn.viewable.Viewer):
         # CPU the solvers then lack. (A FlexBox holding fewer than five plots lost its
         # layout in chromium, hence the plain Row.)
         self.more_plots = pn.Tabs(dynamic=True, sizing_mode="stretch_width")
+        # Each diagnostic plot is drawn when its tab is first opened (TracePlots.figure).
+        self.more_plots.param.watch(lambda event: self._fill_diagnostic(event.new), "active")
         self.streamer.ensure_pool(max(3, len(m.specs)))
         self.reference_note = LiveHTML(
             "", sizing_mode="stretch_width", margin=(0, 10), css_classes=["ermviz-references"]
@@ -262,6 +264,7 @@ class RaceView(pn.viewable.Viewer):
             certificate_kind=self._plots_kind,
             work_label="" if m.x_axis == "iteration" else m.work_label(m.x_axis),
             references=refs,
+            lazy=True,
         )
         if m.presentation:
             self._trace_plots.set_presentation(True)
@@ -269,19 +272,29 @@ class RaceView(pn.viewable.Viewer):
         self.plot_box.objects = [
             # Two plots per row on wide screens, one on narrow ones (flex-wrap); the
             # stylesheet is needed because stretch_width alone forces a full-width item.
-            pn.pane.Bokeh(f, sizing_mode="stretch_width", min_width=380)
-            for f in self.figures[:2]
+            pn.pane.Bokeh(self._trace_plots.figure(f), sizing_mode="stretch_width", min_width=380)
+            for f in (0, 1)
         ]
         active = self.more_plots.active
+        self._diagnostics = [pn.Column(sizing_mode="stretch_width", margin=0) for _ in MORE_PLOTS]
         self.more_plots[:] = [
             ("summary", self.results),
-            *(
-                (title, pn.pane.Bokeh(f, sizing_mode="stretch_width", min_width=380))
-                for title, f in zip(MORE_PLOTS, self.figures[2:], strict=True)
-            ),
+            *zip(MORE_PLOTS, self._diagnostics, strict=True),
         ]
         self.more_plots.active = active
+        self._fill_diagnostic(active)
         self._inline_stylesheets()
+
+    def _fill_diagnostic(self, tab: int) -> None:
+        """Put the diagnostic plot of ``more_plots`` tab ``tab`` in its place (drawn now if
+        it was not): a fresh page draws two plots, not five."""
+        if tab < 1 or self._trace_plots is None:
+            return  # (the summary)
+        holder = self._diagnostics[tab - 1]
+        if not holder.objects:
+            fig = self._trace_plots.figure(tab + 1)
+            holder.objects = [pn.pane.Bokeh(fig, sizing_mode="stretch_width", min_width=380)]
+            self._inline_stylesheets()
 
     def _inline_stylesheets(self) -> None:
         """In a notebook with inline resources (:func:`ermviz.app.notebook_extension`), the

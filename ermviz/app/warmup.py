@@ -569,6 +569,10 @@ if __name__ == "__main__":
 elif __name__ == "panel_setup_module":
     # `panel serve --setup` runs this file as a module of its own name: start the warm-up
     # of the importable module, whose progress the pages read.
+    from ermviz.app import memory as _memory
+    from ermviz.app import model as _model  # noqa: F401  (pandas, scipy, the registry...)
     from ermviz.app import warmup as _warmup
 
+    # Before any session: the imports leave the garbage collector's sight for good.
+    _memory.freeze_imports()
     _warmup.start_background()
