@@ -194,15 +194,21 @@ def styled_figure(title: str, x_label: str, y_label: str, log_x: bool, log_y: bo
     return fig
 
 
+def glyph_alone(fig: Any, glyph: Any, source: ColumnDataSource, name: str | None = None):
+    """``glyph`` drawn on ``fig`` from ``source`` with the glyph alone. ``fig.line`` (and
+    ``varea``, ...) also make a nonselection and a muted copy of the glyph: two more Bokeh
+    models per renderer that nothing here uses (no tool selects, legends hide rather than
+    mute), each built, sent and kept per page."""
+    r = GlyphRenderer(data_source=source, glyph=glyph, name=name)
+    fig.renderers.append(r)
+    return r
+
+
 def glyph_line(
     fig: Any, x: Any, y: Any, source: ColumnDataSource, name: str | None = None, **visuals: Any
 ):
-    """A line on ``fig`` with its glyph alone. ``fig.line`` also makes a nonselection and a
-    muted copy of the glyph: two more Bokeh models per line that nothing here uses (no
-    tool selects, legends hide rather than mute), each built, sent and kept per page."""
-    r = GlyphRenderer(data_source=source, glyph=Line(x=x, y=y, **visuals), name=name)
-    fig.renderers.append(r)
-    return r
+    """A line on ``fig`` (:func:`glyph_alone`); ``visuals`` are :class:`Line`'s."""
+    return glyph_alone(fig, Line(x=x, y=y, **visuals), source, name)
 
 
 def retarget_proxy(proxy: Any, targets: list) -> None:
@@ -227,7 +233,9 @@ def legend_proxy(fig, empty: ColumnDataSource, targets: list, marker: str = "", 
     if marker:
         proxy = fig.scatter("x", "y", source=empty, marker=marker, **line)
     else:
-        proxy = fig.line("x", "y", source=empty, **line)
+        if "color" in line:
+            line["line_color"] = line.pop("color")
+        proxy = glyph_line(fig, "x", "y", empty, **line)
     # The targets go by id, not as CustomJS args: a legend rebuilds its items (new
     # canvases and DOM nodes) on every change of any model its items reach, and args
     # holding the lines reach their streaming sources, i.e. it rebuilt on each

@@ -26,6 +26,7 @@ from bokeh.models import (
     Legend,
     LegendItem,
     Range1d,
+    VArea,
 )
 from bokeh.palettes import Blues256, linear_palette
 from bokeh.plotting import figure
@@ -38,6 +39,7 @@ from ermviz.app.figure_style import (
     STEP_MARKERS,
     TEXT_STYLES,
     add_legend,
+    glyph_alone,
     glyph_line,
     legend_proxy,
     readable_axes,
@@ -266,7 +268,9 @@ class TracePlots:
             if band is not None and f == 0:
                 # A group of seeds: their min-max band and mean, under the runs' own lines.
                 mine.append(
-                    fig.varea(x=x, y1="lo", y2="hi", source=band, fill_color=color, fill_alpha=0.18)
+                    glyph_alone(
+                        fig, VArea(x=x, y1="lo", y2="hi", fill_color=color, fill_alpha=0.18), band
+                    )
                 )
                 mine.append(
                     glyph_line(
