@@ -65,9 +65,10 @@ def live_fit(estimator: Estimator, X: Any, y: Any, *, every: float = PUSH_SECOND
         [(label, PALETTE[0], sources.trace, sources.objective, sources.band)],
         best,
         certificate_kind=run.solver.certificate_kind,
+        lazy=True,  # the other three are never shown here
     )
     plots.show([label])
-    figures = plots.figures[:2]  # certificate vs iterations and vs solver time
+    figures = [plots.figure(0), plots.figure(1)]  # certificate vs iterations, vs solver time
     for fig in figures:
         fig.width, fig.height = 460, 320
     shown = None
