@@ -177,26 +177,26 @@ class TracePlots:
         self._ref_proxies: list = []
         for (label, color, dash, _), mine in zip(self._references, self.ref_renderers, strict=True):
             style = {"color": color, "line_width": 2, "line_alpha": REF_ALPHA, "line_dash": dash}
-            proxy = legend_proxy(self.figures_drawn[0], empty, mine, **style)
+            proxy = legend_proxy(self._figures[0], empty, mine, **style)
             self._ref_proxies.append(proxy)
             self.ref_items.append(LegendItem(label=value(label), renderers=[proxy]))
         self.items: list[LegendItem] = []
         self.proxies: list = []
         for (label, color, *_), mine in zip(self._series, self.renderers, strict=True):
-            proxy = legend_proxy(self.figures_drawn[0], empty, mine, color=color, line_width=2)
+            proxy = legend_proxy(self._figures[0], empty, mine, color=color, line_width=2)
             self.proxies.append(proxy)
             self.items.append(LegendItem(label=value(label), renderers=[proxy]))
         # Where the curves are not: they fall from the top left, so on log axes the
         # bottom left is empty; on linear ones they drop at once and run along the bottom.
         corner = "bottom_left" if log_x else "top_right"
-        self.legend = add_legend(self.figures_drawn[0], [], corner)
+        self.legend = add_legend(self._figures[0], [], corner)
         # Which marker is which step (e.g. which steps were lazy), in the second plot; a
         # click on an entry hides that step's markers of every run.
         self.step_items: list[LegendItem] = []
         if show_steps and series:
             for step, marker in STEP_MARKERS.items():
                 proxy = legend_proxy(
-                    self.figures_drawn[1],
+                    self._figures[1],
                     empty,
                     self._markers[step],
                     marker=marker,
@@ -208,7 +208,7 @@ class TracePlots:
                 self.step_items.append(
                     LegendItem(label=value(STEP_LABELS[step]), renderers=[proxy])
                 )
-            add_legend(self.figures_drawn[1], self.step_items, corner)
+            add_legend(self._figures[1], self.step_items, corner)
         self.show([entry[0] for entry in series])
         if not lazy:
             self.figures  # noqa: B018  (draws the other three)

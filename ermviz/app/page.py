@@ -260,9 +260,7 @@ class Dashboard:
     def launch(self, slots: list) -> None:
         """Show the new race, then start its runs (in that order: building figures holds
         the GIL, and a run started earlier would count that wait as solver time)."""
-        # freeze=True only on a served page: in a notebook it kept the Race tab's new
-        # figures (built when first shown) out of the patch sent to the page, whose
-        # streamed rows then went to sources the page never had.
+        # One message; the model graph recomputed once, and only if it changed.
         with pn.io.hold(), frozen_graph():
             if self._tabs is not None and self._tabs.active == TAB_INDEX["lessons"]:
                 self.show_tab("race")  # Start pressed over the gallery: show what moves

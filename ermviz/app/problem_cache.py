@@ -38,27 +38,34 @@ def shared_problem(key: str, build: Callable[[], Any], shared: bool = True) -> A
         return build()
     with _lock:
         if key in _problems:
-            _problems.move_to_end(key)
-            return _problems[key][0]
+            return _take(key)
         building = _building.setdefault(key, threading.Lock())
     with building:
         with _lock:
             if key in _problems:  # built while this caller waited
-                _problems.move_to_end(key)
-                return _problems[key][0]
+                return _take(key)
         try:
             problem = build()
-        finally:
+        except BaseException:
             with _lock:
-                _building.pop(key, None)
+                _building.pop(key, None)  # the next caller tries again
+            raise
         size = array_bytes(problem)
         with _lock:
+            # Stored before its build lock goes: a caller arriving in between finds it.
             _problems[key] = (problem, size)
+            _building.pop(key, None)
             while len(_problems) > 1 and (
                 len(_problems) > MAX_PROBLEMS or sum(n for _, n in _problems.values()) > MAX_BYTES
             ):
                 _problems.popitem(last=False)
         return problem
+
+
+def _take(key: str) -> Any:
+    """The stored problem under ``key``, now the most recently used (``_lock`` held)."""
+    _problems.move_to_end(key)
+    return _problems[key][0]
 
 
 def array_bytes(obj: Any, depth: int = 0, seen: set[int] | None = None) -> int:

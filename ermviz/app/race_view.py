@@ -272,7 +272,7 @@ class RaceView(pn.viewable.Viewer):
         self.plot_box.objects = [
             # Two plots per row on wide screens, one on narrow ones (flex-wrap); the
             # stylesheet is needed because stretch_width alone forces a full-width item.
-            pn.pane.Bokeh(self._trace_plots.figure(f), sizing_mode="stretch_width", min_width=380)
+            _plot_pane(self._trace_plots.figure(f))
             for f in (0, 1)
         ]
         active = self.more_plots.active
@@ -292,8 +292,7 @@ class RaceView(pn.viewable.Viewer):
             return  # (the summary)
         holder = self._diagnostics[tab - 1]
         if not holder.objects:
-            fig = self._trace_plots.figure(tab + 1)
-            holder.objects = [pn.pane.Bokeh(fig, sizing_mode="stretch_width", min_width=380)]
+            holder.objects = [_plot_pane(self._trace_plots.figure(tab + 1))]
             self._inline_stylesheets()
 
     def _inline_stylesheets(self) -> None:
@@ -386,3 +385,8 @@ class RaceView(pn.viewable.Viewer):
         text = "".join(lines)
         if self.reference_note.object != text:
             self.reference_note.object = text
+
+
+def _plot_pane(fig: Any) -> pn.pane.Bokeh:
+    """A live plot's pane: full width, two beside each other on a wide tab."""
+    return pn.pane.Bokeh(fig, sizing_mode="stretch_width", min_width=380)
