@@ -717,6 +717,80 @@ def test_notebook_start_over_the_lessons_gallery_sends_the_plotted_sources():
     assert traces <= streamed, "no rows streamed to the page's sources"
 
 
+def test_notebook_changes_survive_a_page_message_before_their_push():
+    # Panel handles each message from the page with hold, apply, unhold; that unhold hands
+    # the output's waiting changes (made to Bokeh models directly, not pushed yet) to the
+    # document's callbacks, where nothing sent them. Since ipykernel 7 such a message can
+    # arrive on a second thread in the middle of a Start (CI: the page kept the sources'
+    # idle names while their rows arrived, and drew nothing). A message is injected right
+    # after the sources are renamed and right after new rows are streamed: the page must
+    # still receive the names and the rows.
+    import json
+
+    from bokeh.document import Document
+    from panel.io.state import set_curdoc
+    from pyviz_comms import Comm
+
+    from ermviz.app import Dashboard
+
+    sent: list[str] = []
+
+    class OpenComm(Comm):  # a notebook output's comm, open, recording what it sends
+        def send(self, data=None, metadata=None, buffers=None):
+            if isinstance(data, str):
+                sent.append(data)
+
+    dash = Dashboard(make_model(max_time=0.3, tol=1e-12))
+    comm = OpenComm()
+    comm._comm = True
+    doc = Document()
+    doc.add_root(dash.panel().get_root(doc, comm=comm))
+    doc.hold("combine")  # as a notebook output's document is
+    messages_from_page = 0
+
+    def page_message() -> None:  # what panel.viewable.MimeRenderMixin._on_msg does to doc
+        nonlocal messages_from_page
+        held = doc.callbacks.hold_value
+        doc.hold()
+        doc.unhold()
+        doc.hold(held)
+        messages_from_page += 1
+
+    after_launch = dash.race_view.after_launch
+
+    def renamed_then_message(*args):
+        page_message()  # the sources were renamed (Streamer.attach) just before
+        return after_launch(*args)
+
+    dash.race_view.after_launch = renamed_then_message
+    dash.streamer.listeners.insert(0, page_message)  # rows streamed, not pushed yet
+    with set_curdoc(doc):
+        dash.start_sync()
+    for slot in dash.model.slots:
+        slot.run.join(30)
+    dash.streamer.pull()
+    assert messages_from_page >= 2
+    names: dict[str, str] = {}
+    rows: dict[str, int] = {}
+    for text in sent:
+        if not text.startswith("{"):
+            continue
+        for e in json.loads(text).get("events", []):
+            if e.get("kind") == "ModelChanged" and e.get("attr") == "name":
+                names[e["model"]["id"]] = e["new"]
+            if e.get("kind") == "ColumnsStreamed":
+                data = e["data"]
+                data = data.get("entries", data) if isinstance(data, dict) else data
+                cols = dict(data) if isinstance(data, list) else data
+                rows[e["model"]["id"]] = rows.get(e["model"]["id"], 0) + len(
+                    next(iter(cols.values()))
+                )
+    assert len(dash.model.slots) == 3
+    for src in dash.streamer.sources:
+        assert names.get(src.trace.id) == f"trace:{src.slot.run_id}", names
+        assert rows.get(src.trace.id, 0) == len(src.trace.data["iteration"]) > 0, rows
+
+
 def _lesson_spec(name: str) -> dict:
     """What lesson ``name`` declares, read from its query string (not through urlstate)."""
     from urllib.parse import parse_qsl

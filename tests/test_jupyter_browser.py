@@ -262,7 +262,8 @@ class Session:
             "request",
             lambda r: None if r.url.startswith(local) else self.foreign.append(r.url),
         )
-        self.page.on("pageerror", lambda e: self.errors.append(str(e)))
+        # The stack too: an error inside a front end's bundle names no file in its message.
+        self.page.on("pageerror", lambda e: self.errors.append(f"{e}; {(e.stack or '')[:600]}"))
         self.console: list[str] = []
         self.page.on("console", lambda m: self.console.append(f"{m.type}: {m.text}"[:300]))
         # JupyterLab reopens the last session's notebooks unless told to reset.
@@ -330,7 +331,8 @@ def _press_start_and_watch(s: Session, label: str) -> float:
     def context() -> str:
         return (
             f"documents {s.page.evaluate(DOCS_JS)}; status {s.statuses()!r}; "
-            f"page errors {s.errors}; console {s.console[-8:]}"
+            f"page errors {s.errors}; console errors "
+            f"{[c for c in s.console if c.startswith('error')][-8:]}; console {s.console[-8:]}"
         )
 
     assert first is not None and first <= 5.0, f"{label}: no point within 5 s: {seen}; {context()}"

@@ -39,6 +39,17 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+# narwhals is imported here, in the thread that imports the app, before the app starts any thread of
+# its own: Bokeh imports narwhals on a page's first DataFrame source (the results table)
+# and scikit-learn imports it on the first data load, which the app's threads do (the
+# notebook's warm-up, a Start's preparation, a lesson's prebuild). narwhals' modules
+# import each other, so two threads importing it for the first time at once can deadlock
+# (seen in a test: _DeadlockError in narwhals.stable.v2). 0.05 s, once.
+try:
+    import narwhals.stable.v2  # noqa: F401
+except ImportError:  # older Bokeh and scikit-learn do without it
+    pass
+
 from ermviz.app.model import DashboardModel, RunSpec, Slot
 
 if TYPE_CHECKING:

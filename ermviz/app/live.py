@@ -51,7 +51,7 @@ def live_fit(estimator: Estimator, X: Any, y: Any, *, every: float = PUSH_SECOND
     from bokeh.models import ColumnDataSource
 
     from ermviz.app.figures import TracePlots
-    from ermviz.app.notebook import in_notebook_kernel, notebook_extension
+    from ermviz.app.notebook import in_notebook_kernel, keep_unsent_changes, notebook_extension
     from ermviz.app.race import PALETTE, Slot
     from ermviz.app.streaming import RunSources
 
@@ -82,9 +82,10 @@ def live_fit(estimator: Estimator, X: Any, y: Any, *, every: float = PUSH_SECOND
         shown = pn.Row(*(pn.pane.Bokeh(fig) for fig in figures))
         display(shown)
         views = _views_of(shown)
-        for doc, _ in views:
+        for doc, comm in views:
             if not doc.callbacks.hold_value:
                 doc.hold("combine")  # changes wait for push(), as in Panel's own outputs
+            keep_unsent_changes(doc, comm)  # a message from the page meanwhile loses none
 
     def refresh() -> None:
         sources.pull()

@@ -278,3 +278,54 @@ class LiveHTML(pn.pane.HTML):
             out.append(sheet)
         props["stylesheets"] = out
         return props
+
+
+class _KeepUnsent:
+    """A document callback of one notebook output: it puts back on the document's held
+    events the changes a notebook would otherwise lose.
+
+    In a notebook, changes made to Bokeh models directly (a race's sources renamed,
+    streamed rows, figures retitled) wait on the output's held document until a push sends
+    them (Panel's own updates, :func:`panel.io.push_notebook`). Panel handles each message
+    from the page with ``doc.hold(); apply; doc.unhold()``, and that unhold hands every
+    waiting change to the document's callbacks, where nothing sends it: the changes were
+    lost. Since ipykernel 7 the front ends send widget messages on a subshell, a second
+    thread, so such a message can arrive in the middle of a Start (seen in CI: a race's
+    sources kept their idle names in the page while their rows arrived, so nothing was
+    drawn). Put back, they leave with the next push. Changes that came from the page itself
+    (their setter is this output's comm) are not sent back."""
+
+    def __init__(self, doc: Any, comm_id: str) -> None:
+        self._doc = weakref.ref(doc)
+        self.comm_id = comm_id
+
+    def __call__(self, event: Any) -> None:
+        from bokeh.document.events import (
+            ColumnDataChangedEvent,
+            ColumnsPatchedEvent,
+            ColumnsStreamedEvent,
+            ModelChangedEvent,
+        )
+
+        kept = (
+            ModelChangedEvent,
+            ColumnDataChangedEvent,
+            ColumnsStreamedEvent,
+            ColumnsPatchedEvent,
+        )
+        if not isinstance(event, kept) or getattr(event, "setter", None) == self.comm_id:
+            return
+        doc = self._doc()
+        if doc is not None:
+            # list.append is atomic: the page's thread may be handling a message meanwhile.
+            doc.callbacks._held_events.append(event)
+
+
+def keep_unsent_changes(doc: Any, comm: Any) -> None:
+    """Let no change to ``doc`` (a notebook output's document, shown over ``comm``) be lost
+    before it is pushed (:class:`_KeepUnsent`); a no-op for a served page or when done."""
+    if comm is None or doc is None or doc.session_context is not None:
+        return
+    if any(isinstance(cb, _KeepUnsent) for cb in doc.callbacks.change_callbacks()):
+        return
+    doc.on_change(_KeepUnsent(doc, comm.id))

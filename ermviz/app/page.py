@@ -38,7 +38,7 @@ from ermviz.app.controls import ControlsView
 from ermviz.app.export_view import ExportView
 from ermviz.app.lessons_view import TAB_INDEX, LessonBanner, LessonsView
 from ermviz.app.model import DashboardModel
-from ermviz.app.notebook import PAGE_FONT, LiveHTML, OfflineFast
+from ermviz.app.notebook import PAGE_FONT, LiveHTML, OfflineFast, keep_unsent_changes
 from ermviz.app.problem_cache import prebuild
 from ermviz.app.race_view import RaceView
 from ermviz.app.streaming import Streamer
@@ -565,6 +565,11 @@ class _Part(pn.Column):
     def __init__(self, dashboard: Dashboard, part: pn.viewable.Viewable) -> None:
         super().__init__(part, sizing_mode="stretch_width", margin=0)
         self._dashboard = dashboard
+
+    def get_root(self, doc: Any = None, comm: Any = None, preprocess: bool = True) -> Any:
+        root = super().get_root(doc, comm, preprocess)
+        keep_unsent_changes(root.document or doc, comm)  # a notebook output's: no-op served
+        return root
 
     def _repr_mimebundle_(self, include: Any = None, exclude: Any = None) -> Any:
         refusal = self._dashboard._refusal()
