@@ -945,6 +945,20 @@ def test_the_sidebar_shows_only_the_settings_that_apply():
         assert step.description == f"{step.value}: {STEP_RULES[step.value].title}"
         assert method.description == f"{method.value}: {METHODS[method.value].title}"
     assert len(f"exact: {STEP_RULES['exact'].title}") > 60  # so the short label is shorter
+    # The page gets each description as the help icon's hover text, plain: not Panel's
+    # markdown rendered into a Tooltip and an HTML model per widget and page.
+    from bokeh.document import Document
+    from bokeh.models import Tooltip
+
+    card = view.runs_column.objects[0]
+    method, step = card.objects[0], card.objects[1]
+    root = card.get_root(Document())
+    texts = {getattr(m, "description", None) for m in root.references()}
+    assert {method.description, step.description} <= texts
+    assert not [m for m in root.references() if isinstance(m, Tooltip)]
+    step.value = next(r for r in step.options.values() if r != step.value)
+    texts = {getattr(m, "description", None) for m in root.references()}
+    assert f"{step.value}: {STEP_RULES[step.value].title}" in texts
 
     m.dataset = "toy-2d"  # logreg-l1 over the l1 ball
     label = lambda: next(k for k, v in view.problem_select.options.items() if v == m.problem)  # noqa: E731

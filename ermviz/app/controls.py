@@ -26,7 +26,7 @@ from ermviz.app.model import DashboardModel
 from ermviz.app.race import PALETTE
 from ermviz.app.runspec import RunSpec
 from ermviz.app.upload import ChunkedUpload
-from ermviz.app.widgets import guard, setting_widget
+from ermviz.app.widgets import FloatInput, IntInput, Select, TextInput, guard, setting_widget
 from ermviz.registry import METHODS, PROBLEMS, STEP_RULES
 from ermviz.settings import Setting
 
@@ -52,7 +52,7 @@ class ControlsView(pn.viewable.Viewer):
     def _build(self) -> None:
         m = self.model
         g = functools.partial(guard, m)
-        self.dataset_select = pn.widgets.Select(
+        self.dataset_select = Select(
             label="Dataset",
             sizing_mode="stretch_width",
             description="Bundled sets, catalog files found on this server, and your uploads. "
@@ -69,7 +69,7 @@ class ControlsView(pn.viewable.Viewer):
             sizing_mode="stretch_width",
             margin=(5, 10),  # aligned with the widgets above and below
         )
-        self.problem_select = pn.widgets.Select.from_param(
+        self.problem_select = Select.from_param(
             m.param.problem,
             label="Problem",
             sizing_mode="stretch_width",
@@ -81,21 +81,19 @@ class ControlsView(pn.viewable.Viewer):
             pn.widgets.Checkbox.from_param(m.param.standardize, label="standardize features"),
             pn.widgets.Checkbox.from_param(m.param.normalize, label="normalize rows (unit l2)"),
             pn.Row(
-                pn.widgets.FloatInput.from_param(
+                FloatInput.from_param(
                     m.param.test_size,
                     label="test split (0 = none)",
                     step=0.05,
                     sizing_mode="stretch_width",
                 ),
-                pn.widgets.IntInput.from_param(
-                    m.param.seed, label="seed", sizing_mode="stretch_width"
-                ),
+                IntInput.from_param(m.param.seed, label="seed", sizing_mode="stretch_width"),
                 sizing_mode="stretch_width",
             ),
             sizing_mode="stretch_width",
             margin=0,
         )
-        self.tol_input = pn.widgets.TextInput(
+        self.tol_input = TextInput(
             label="tol (certificate)",
             value=f"{m.tol:g}",
             sizing_mode="stretch_width",
@@ -104,24 +102,22 @@ class ControlsView(pn.viewable.Viewer):
         self.tol_input.param.watch(g("tol")(self._on_tol), "value")
         budgets = pn.Row(
             self.tol_input,
-            pn.widgets.IntInput.from_param(
-                m.param.max_iter, label="max iter", sizing_mode="stretch_width"
-            ),
-            pn.widgets.FloatInput.from_param(
+            IntInput.from_param(m.param.max_iter, label="max iter", sizing_mode="stretch_width"),
+            FloatInput.from_param(
                 m.param.max_time, label="max time (s)", sizing_mode="stretch_width"
             ),
             sizing_mode="stretch_width",
         )
         # Shown on problems with stochastic methods: their samples budget and their seeds.
         self.stochastic_budgets = pn.Row(
-            pn.widgets.FloatInput.from_param(
+            FloatInput.from_param(
                 m.param.max_samples,
                 label="max samples (0 = none)",
                 sizing_mode="stretch_width",
                 description="Stop a stochastic run before a step would exceed this many "
                 "inner samples (the trace's samples column)",
             ),
-            pn.widgets.IntInput.from_param(
+            IntInput.from_param(
                 m.param.repeat,
                 label="seeds per run",
                 sizing_mode="stretch_width",
@@ -310,14 +306,14 @@ class ControlsView(pn.viewable.Viewer):
         # One select a row; short option labels (the name and a brief phrase, that fit the
         # card: the whole title, 82 characters, needed 521 px of its 369), the chosen
         # option's whole text in the select's description (its tooltip).
-        method = pn.widgets.Select(
+        method = Select(
             label="method",
             options={_option_label(k, METHODS[k].title): k for k in methods if k in METHODS},
             value=spec.method,
             sizing_mode="stretch_width",
             description=f"{spec.method}: {METHODS[spec.method].title}",
         )
-        step = pn.widgets.Select(
+        step = Select(
             label="step rule",
             options=_step_options(spec.method),
             value=spec.step,

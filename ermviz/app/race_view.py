@@ -31,7 +31,7 @@ from ermviz.app.notebook import LiveHTML
 from ermviz.app.race import PALETTE, RESULT_COLUMNS, THRESHOLDS
 from ermviz.app.references import MAX_REFERENCES, differences
 from ermviz.app.streaming import Streamer, reference_series
-from ermviz.app.widgets import guard
+from ermviz.app.widgets import Select, guard
 from ermviz.registry import PROBLEMS
 
 #: Tab titles of the diagnostic plots (TracePlots' figures 3 to 5).
@@ -181,9 +181,7 @@ class RaceView(pn.viewable.Viewer):
             pn.widgets.Checkbox.from_param(
                 m.param.show_steps, label="mark away ▲ / pairwise ◆ / drop ✕ steps"
             ),
-            pn.widgets.Select.from_param(
-                m.param.x_axis, name="x of the iteration plots", width=200
-            ),
+            Select.from_param(m.param.x_axis, name="x of the iteration plots", width=200),
             sizing_mode="stretch_width",
         )
         self.plot_box = pn.Row(sizing_mode="stretch_width")

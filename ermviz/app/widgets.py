@@ -127,6 +127,50 @@ class GuardedDownload(pn.widgets.FileDownload):
         super()._sync_data(fileobj)
 
 
+def _plain_description(params: dict[str, Any], process: Callable) -> dict[str, Any]:
+    """Panel's processing of a widget's properties, with its ``description`` kept as the
+    plain text it is.
+
+    Panel renders a text description through markdown-it into a Tooltip holding an HTML
+    model, two more Bokeh models per widget and page: 52 of the 331 models of a page, 26
+    markdown renderings each time one is opened. Bokeh's input widgets take the text
+    itself and show it as the help icon's hover title, which is all these short plain
+    sentences need (no markdown in them)."""
+    text = params.get("description")
+    out = process(params)
+    if isinstance(text, str) and "description" in out:
+        out["description"] = text
+    return out
+
+
+class Select(pn.widgets.Select):
+    """:class:`panel.widgets.Select` whose description is sent as plain text."""
+
+    def _process_param_change(self, params: dict[str, Any]) -> dict[str, Any]:
+        return _plain_description(params, super()._process_param_change)
+
+
+class IntInput(pn.widgets.IntInput):
+    """:class:`panel.widgets.IntInput` whose description is sent as plain text."""
+
+    def _process_param_change(self, params: dict[str, Any]) -> dict[str, Any]:
+        return _plain_description(params, super()._process_param_change)
+
+
+class FloatInput(pn.widgets.FloatInput):
+    """:class:`panel.widgets.FloatInput` whose description is sent as plain text."""
+
+    def _process_param_change(self, params: dict[str, Any]) -> dict[str, Any]:
+        return _plain_description(params, super()._process_param_change)
+
+
+class TextInput(pn.widgets.TextInput):
+    """:class:`panel.widgets.TextInput` whose description is sent as plain text."""
+
+    def _process_param_change(self, params: dict[str, Any]) -> dict[str, Any]:
+        return _plain_description(params, super()._process_param_change)
+
+
 def setting_widget(
     s: Setting, value: Any, on_change: Callable[[str, Any], None], model: DashboardModel
 ) -> pn.widgets.Widget:
@@ -138,15 +182,13 @@ def setting_widget(
         # Checkboxes take no description: the help goes in the label's hover title.
         w = pn.widgets.Checkbox(value=bool(value), label=s.name, sizing_mode="stretch_width")
     elif s.kind == "choice":
-        w = pn.widgets.Select(options=list(s.choices or ()), value=value, **common)
+        w = Select(options=list(s.choices or ()), value=value, **common)
     elif s.kind == "int":
-        w = pn.widgets.IntInput(value=value, **common)
+        w = IntInput(value=value, **common)
     elif s.kind == "float":
-        w = pn.widgets.FloatInput(
-            value=value, placeholder="derived" if s.default is None else "", **common
-        )
+        w = FloatInput(value=value, placeholder="derived" if s.default is None else "", **common)
     else:
-        w = pn.widgets.TextInput(value="" if value is None else str(value), **common)
+        w = TextInput(value="" if value is None else str(value), **common)
     reverting = {"on": False}
 
     def changed(event: Any) -> None:
