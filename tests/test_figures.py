@@ -186,6 +186,45 @@ def test_lazy_plots_drawn_later_follow_the_legend_labels_colours_and_clicks():
     assert all(r.nonselection_glyph == "auto" and r.muted_glyph == "auto" for r in lines)
 
 
+def test_the_seeds_of_one_run_share_a_legend_entry_that_hides_them_all():
+    """Six seeds' six entries covered the curves where they part: the seeds of a run spec
+    share one entry ("label · k seeds"); a click on it hides every seed's lines, on the
+    server and (its callback reaches the other seeds' proxies) in the browser, and in a
+    plot drawn later too. Each line keeps its seed's name for the hover."""
+    from ermviz.app.race import Slot, group_entries
+
+    slots = [
+        Slot(0, "BSGD · seed 0", "#1f77b4", "bsgd", "fixed", {}, group=0),
+        Slot(1, "BSGD · seed 1", "#1f77b4", "bsgd", "fixed", {}, group=0),
+        Slot(2, "SAA", "#ff7f0e", "saa", "fixed", {}),
+    ]
+    assert group_entries(slots) == ["BSGD · 2 seeds", "BSGD · 2 seeds", None]
+    plots = TracePlots(_series(4), ColumnDataSource({"best": [1.0]}), lazy=True)
+    plots.show(
+        [s.label for s in slots] + [None],
+        [s.color for s in slots] + [None],
+        [*group_entries(slots), None],
+    )
+    assert [i.label.value for i in plots.legend.items] == ["BSGD · 2 seeds", "SAA"]
+    leader, follower = plots.proxies[0], plots.proxies[1]
+    (cb,) = leader.js_property_callbacks["change:visible"]
+    assert cb.args["ids"] == [r.id for r in plots.renderers[0]] + [follower.id]
+    leader.visible = False  # a click on the group's entry (mirrored on the server)
+    assert not follower.visible
+    assert not any(r.visible for r in plots.renderers[0] + plots.renderers[1])
+    assert all(r.visible for r in plots.renderers[2])
+    fig = plots.figure(3)  # drawn after the click
+    lines = [r for r in fig.renderers if type(r.glyph).__name__ == "Line"]
+    assert [r.visible for r in lines] == [False, False, True, False]
+    assert [r.name for r in lines[:3]] == ["BSGD · seed 0", "BSGD · seed 1", "SAA"]
+    (cb,) = leader.js_property_callbacks["change:visible"]
+    assert cb.args["ids"] == [r.id for r in plots.renderers[0]] + [follower.id]
+    # A next race without seeds: every run has its own entry again.
+    plots.show(["A", "B", "C", None])
+    assert [i.label.value for i in plots.legend.items] == ["A", "B", "C"]
+    assert all(p.visible for p in plots.proxies[:3])
+
+
 def test_the_race_tab_draws_a_diagnostic_plot_when_its_tab_opens():
     from ermviz.app.model import DashboardModel
     from ermviz.app.page import Dashboard

@@ -9,6 +9,7 @@ each run's path of iterates, with a zoom that follows the race.
 
 from __future__ import annotations
 
+import functools
 import math
 import time
 from typing import Any, ClassVar
@@ -182,8 +183,14 @@ class TracePlots:
             self.ref_items.append(LegendItem(label=value(label), renderers=[proxy]))
         self.items: list[LegendItem] = []
         self.proxies: list = []
-        for (label, color, *_), mine in zip(self._series, self.renderers, strict=True):
+        #: Per series leading a group of seeds (see show): the other members' indices.
+        self._members: dict[int, list[int]] = {}
+        for i, ((label, color, *_), mine) in enumerate(
+            zip(self._series, self.renderers, strict=True)
+        ):
             proxy = legend_proxy(self._figures[0], empty, mine, color=color, line_width=2)
+            # A click on a group's entry hides its other members too (on the server).
+            proxy.on_change("visible", functools.partial(self._follow_leader, i))
             self.proxies.append(proxy)
             self.items.append(LegendItem(label=value(label), renderers=[proxy]))
         # Where the curves are not: they fall from the top left, so on log axes the
@@ -237,7 +244,8 @@ class TracePlots:
                     if r.name != proxy.name:
                         r.name = proxy.name
                     _recolor(r.glyph, proxy.glyph.line_color)
-                retarget_proxy(proxy, mine)
+            for i, proxy in enumerate(self.proxies):
+                retarget_proxy(proxy, self._targets(i))
             for proxy, mine in zip(self._ref_proxies, self.ref_renderers, strict=True):
                 for r in mine:
                     if r.visible != proxy.visible:
@@ -314,11 +322,44 @@ class TracePlots:
         self._presentation = on
         set_presentation([fig for fig in self._figures if fig is not None], on)
 
-    def show(self, labels: list[str | None], colors: list[str] | None = None) -> None:
+    def _targets(self, i: int) -> list:
+        """What series ``i``'s legend entry hides: its lines, and when it leads a group of
+        seeds, the other members' proxies (whose own callbacks hide their lines)."""
+        return [*self.renderers[i], *(self.proxies[j] for j in self._members.get(i, []))]
+
+    def _follow_leader(self, i: int, attr: str, old: bool, new: bool) -> None:
+        for j in self._members.get(i, []):
+            if self.proxies[j].visible != new:
+                self.proxies[j].visible = new
+
+    def show(
+        self,
+        labels: list[str | None],
+        colors: list[str] | None = None,
+        groups: list[str | None] | None = None,
+    ) -> None:
         """Show series ``i`` under ``labels[i]`` (in ``colors[i]``, when given: the seeds of
-        one run spec share its colour); hide the others (and ``None`` labels)."""
+        one run spec share its colour); hide the others (and ``None`` labels).
+
+        Series with the same ``groups[i]`` (the seeds of one run spec) share one legend
+        entry under that text, which hides them all: six seeds' entries covered the curves
+        where they part. Their lines keep their own names (the hover says which seed)."""
         labels = (list(labels) + [None] * self.size)[: self.size]
         colors = (list(colors or []) + [None] * self.size)[: self.size]
+        groups = (list(groups or []) + [None] * self.size)[: self.size]
+        leaders: dict[str, int] = {}
+        members: dict[int, list[int]] = {}
+        for i, (label, group) in enumerate(zip(labels, groups, strict=True)):
+            if label is None or group is None:
+                continue
+            if group in leaders:
+                members[leaders[group]].append(i)
+            else:
+                leaders[group] = i
+                members[i] = []
+        self._members = {i: others for i, others in members.items() if others}
+        entry = {i: groups[i] for i in self._members}
+        followers = {j for others in self._members.values() for j in others}
         for i, label in enumerate(labels):
             for r in [self.proxies[i], *self.renderers[i]]:
                 if r.visible != (label is not None):
@@ -327,9 +368,13 @@ class TracePlots:
                     r.name = label
                 if label is not None and colors[i] is not None:
                     _recolor(r.glyph, colors[i])
-            if label is not None and self.items[i].label != value(label):
-                self.items[i].label = value(label)
-        items = [self.items[i] for i, label in enumerate(labels) if label] + self.ref_items
+            text = entry.get(i, label)
+            if text is not None and self.items[i].label != value(text):
+                self.items[i].label = value(text)
+            retarget_proxy(self.proxies[i], self._targets(i))
+        items = [
+            self.items[i] for i, label in enumerate(labels) if label and i not in followers
+        ] + self.ref_items
         # Replacing the list changes the document's model graph: only when it differs.
         if [id(x) for x in self.legend.items] != [id(x) for x in items]:
             self.legend.items = items

@@ -171,6 +171,21 @@ def _mean(values: list[float]) -> float:
     return float(v.mean()) if v.size else float("nan")
 
 
+def group_entries(slots: list[Slot]) -> list[str | None]:
+    """Per slot, the legend entry it shares with the other seeds of its run spec
+    (``"label · 3 seeds"``); None for a run that is alone."""
+    sizes: dict[int, int] = {}
+    for slot in slots:
+        if slot.group >= 0:
+            sizes[slot.group] = sizes.get(slot.group, 0) + 1
+    return [
+        f"{slot.label.rsplit(' · seed ', 1)[0]} · {sizes[slot.group]} seeds"
+        if slot.group >= 0 and sizes[slot.group] > 1
+        else None
+        for slot in slots
+    ]
+
+
 def group_rows(slots: list[Slot], rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """A row per repeated run spec: the mean of its runs' measures, with ``certificate_dev``
     (sample standard deviation over the seeds); status ``"k seeds"``."""

@@ -28,7 +28,7 @@ from ermviz.app.figures import TracePlots
 from ermviz.app.messages import one_line
 from ermviz.app.model import DashboardModel
 from ermviz.app.notebook import LiveHTML
-from ermviz.app.race import PALETTE, RESULT_COLUMNS, THRESHOLDS
+from ermviz.app.race import PALETTE, RESULT_COLUMNS, THRESHOLDS, group_entries
 from ermviz.app.references import MAX_REFERENCES, differences
 from ermviz.app.streaming import Streamer, reference_series
 from ermviz.app.widgets import Select, guard
@@ -308,17 +308,16 @@ class RaceView(pn.viewable.Viewer):
                     patch_inline_stylesheets(element)
 
     def _show_race(self) -> None:
-        """Label the plotted lines after the race's runs; hide lines without a run."""
-        live = [src.slot is not None and src.slot.run is not None for src in self.streamer.pool]
+        """Label the plotted lines after the race's runs; hide lines without a run; one
+        legend entry for the seeds of a run spec."""
+        pool = self.streamer.pool
+        live = [src.slot is not None and src.slot.run is not None for src in pool]
+        bound = [src.slot for src in pool if src.slot is not None]
+        shared = dict(zip(map(id, bound), group_entries(bound), strict=True))
         self._trace_plots.show(
-            [
-                src.slot.label if ok else None
-                for src, ok in zip(self.streamer.pool, live, strict=True)
-            ],
-            [
-                src.slot.color if ok else None
-                for src, ok in zip(self.streamer.pool, live, strict=True)
-            ],
+            [src.slot.label if ok else None for src, ok in zip(pool, live, strict=True)],
+            [src.slot.color if ok else None for src, ok in zip(pool, live, strict=True)],
+            [shared[id(src.slot)] if ok else None for src, ok in zip(pool, live, strict=True)],
         )
 
     # -- kept references -------------------------------------------------------------
