@@ -658,15 +658,10 @@ def test_start_over_the_lessons_gallery_shows_the_race_tab():
     dash.model.stop(wait=2.0)
 
 
-def test_notebook_start_over_the_lessons_gallery_sends_the_plotted_sources():
-    # In a notebook, Start on the opening Lessons tab shows the Race tab; its figures must
-    # be in the page (displayed with the output, or in a patch it is sent since), or the
-    # streamed rows go to sources the page does not have (the plots stayed empty: a frozen
-    # hold around launch in a notebook kept figures built on Start out of the patch).
-    import json
-
+def _in_a_notebook_output() -> tuple:
+    """A dashboard (3 runs, 0.3 s each) shown whole in a notebook output: the dashboard,
+    its output's document (held, as an output's is) and the texts its open comm sends."""
     from bokeh.document import Document
-    from panel.io.state import set_curdoc
     from pyviz_comms import Comm
 
     from ermviz.app import Dashboard
@@ -682,9 +677,21 @@ def test_notebook_start_over_the_lessons_gallery_sends_the_plotted_sources():
     comm = OpenComm()
     comm._comm = True
     doc = Document()
-    root = dash.panel()
-    doc.add_root(root.get_root(doc, comm=comm))
-    doc.hold()  # as a notebook output's document is
+    doc.add_root(dash.panel().get_root(doc, comm=comm))
+    doc.hold("combine")
+    return dash, doc, sent
+
+
+def test_notebook_start_over_the_lessons_gallery_sends_the_plotted_sources():
+    # In a notebook, Start on the opening Lessons tab shows the Race tab; its figures must
+    # be in the page (displayed with the output, or in a patch it is sent since), or the
+    # streamed rows go to sources the page does not have (the plots stayed empty: a frozen
+    # hold around launch in a notebook kept figures built on Start out of the patch).
+    import json
+
+    from panel.io.state import set_curdoc
+
+    dash, doc, sent = _in_a_notebook_output()
     shown = {m.id for m in doc.models}  # what the output was rendered with
     with set_curdoc(doc):  # as during a notebook widget's callback
         dash.start_sync()
@@ -727,25 +734,9 @@ def test_notebook_changes_survive_a_page_message_before_their_push():
     # still receive the names and the rows.
     import json
 
-    from bokeh.document import Document
     from panel.io.state import set_curdoc
-    from pyviz_comms import Comm
 
-    from ermviz.app import Dashboard
-
-    sent: list[str] = []
-
-    class OpenComm(Comm):  # a notebook output's comm, open, recording what it sends
-        def send(self, data=None, metadata=None, buffers=None):
-            if isinstance(data, str):
-                sent.append(data)
-
-    dash = Dashboard(make_model(max_time=0.3, tol=1e-12))
-    comm = OpenComm()
-    comm._comm = True
-    doc = Document()
-    doc.add_root(dash.panel().get_root(doc, comm=comm))
-    doc.hold("combine")  # as a notebook output's document is
+    dash, doc, sent = _in_a_notebook_output()
     messages_from_page = 0
 
     def page_message() -> None:  # what panel.viewable.MimeRenderMixin._on_msg does to doc
