@@ -21,6 +21,12 @@ import weakref
 from typing import Any, ClassVar
 
 import panel as pn
+from bokeh.document.events import (
+    ColumnDataChangedEvent,
+    ColumnsPatchedEvent,
+    ColumnsStreamedEvent,
+    ModelChangedEvent,
+)
 from panel.theme.fast import Fast
 
 #: Panel extensions the dashboard's views need (the Results tab's Tabulator).
@@ -299,21 +305,11 @@ class _KeepUnsent:
         self._doc = weakref.ref(doc)
         self.comm_id = comm_id
 
-    def __call__(self, event: Any) -> None:
-        from bokeh.document.events import (
-            ColumnDataChangedEvent,
-            ColumnsPatchedEvent,
-            ColumnsStreamedEvent,
-            ModelChangedEvent,
-        )
+    #: What is kept: property changes and data changes (not roots added, titles, messages).
+    KEPT = (ModelChangedEvent, ColumnDataChangedEvent, ColumnsStreamedEvent, ColumnsPatchedEvent)
 
-        kept = (
-            ModelChangedEvent,
-            ColumnDataChangedEvent,
-            ColumnsStreamedEvent,
-            ColumnsPatchedEvent,
-        )
-        if not isinstance(event, kept) or getattr(event, "setter", None) == self.comm_id:
+    def __call__(self, event: Any) -> None:
+        if not isinstance(event, self.KEPT) or getattr(event, "setter", None) == self.comm_id:
             return
         doc = self._doc()
         if doc is not None:

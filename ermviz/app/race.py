@@ -171,6 +171,11 @@ def _mean(values: list[float]) -> float:
     return float(v.mean()) if v.size else float("nan")
 
 
+def spec_label(slot: Slot) -> str:
+    """The label of ``slot``'s run spec (a seed's label without its ``· seed k``)."""
+    return slot.label.rsplit(" · seed ", 1)[0]
+
+
 def group_entries(slots: list[Slot]) -> list[str | None]:
     """Per slot, the legend entry it shares with the other seeds of its run spec
     (``"label · 3 seeds"``); None for a run that is alone."""
@@ -179,7 +184,7 @@ def group_entries(slots: list[Slot]) -> list[str | None]:
         if slot.group >= 0:
             sizes[slot.group] = sizes.get(slot.group, 0) + 1
     return [
-        f"{slot.label.rsplit(' · seed ', 1)[0]} · {sizes[slot.group]} seeds"
+        f"{spec_label(slot)} · {sizes[slot.group]} seeds"
         if slot.group >= 0 and sizes[slot.group] > 1
         else None
         for slot in slots
@@ -196,8 +201,7 @@ def group_rows(slots: list[Slot], rows: list[dict[str, Any]]) -> list[dict[str, 
             groups.setdefault(slot.group, []).append(k)
     for members in groups.values():
         first = slots[members[0]]
-        label = first.label.rsplit(" · seed ", 1)[0]
-        row: dict[str, Any] = {"run": f"{label} (mean of {len(members)})", "run_id": ""}
+        row: dict[str, Any] = {"run": f"{spec_label(first)} (mean of {len(members)})", "run_id": ""}
         row["status"] = f"{len(members)} seeds"
         for key in ("iterations", "rows", "time_s", "cpu_s", "certificate", "objective"):
             row[key] = _mean([rows[k][key] for k in members])
