@@ -1,4 +1,4 @@
-"""Load: N concurrent sessions racing on one ``make serve`` (``panel serve app.py``).
+"""Load: N concurrent sessions racing on one ``make serve`` (``ermviz serve``).
 
 A real server (a subprocess with ``make serve``'s command and environment, read from
 ``make -n``; loopback only, numba cache warmed by ``--setup``) and N sessions, each
@@ -139,7 +139,9 @@ def serve_command(port: int) -> tuple[dict[str, str], list[str]]:
          f"ORIGINS=127.0.0.1:{port}"],
         cwd=REPO, capture_output=True, text=True, check=True,
     ).stdout  # fmt: skip
-    [line] = [ln for ln in out.replace("\\\n", " ").splitlines() if "panel serve" in ln]
+    # ``make serve`` runs ``ermviz serve`` (earlier versions ran ``panel serve``).
+    lines = out.replace("\\\n", " ").splitlines()
+    [line] = [ln for ln in lines if "ermviz serve" in ln or "panel serve" in ln]
     tokens = shlex.split(line)
     env = {}
     while tokens and "=" in tokens[0] and not tokens[0].startswith("-"):
@@ -465,7 +467,7 @@ def main(argv: list[str] | None = None) -> int:
 
     ns = [int(t) for t in args.ns.split(",") if t]
     t_start = time.perf_counter()
-    emit("Load: N sessions racing on one make serve (panel serve app.py)")
+    emit("Load: N sessions racing on one make serve (ermviz serve)")
     emit(f"benchmarks/bench_load.py {shlex.join(sys.argv[1:] if argv is None else argv)}")
     players = (
         "chromium (headless, one context per session)"

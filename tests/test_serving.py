@@ -74,6 +74,22 @@ def test_make_serve_binds_loopback_and_accepts_this_machine_only():
     assert re.findall(r"--allow-websocket-origin (\S+)", classroom) == ["10.1.2.3:5006"]
 
 
+def test_the_load_benchmark_runs_what_make_serve_runs():
+    # benchmarks/bench_load.py reads make serve's recipe; it once looked for a
+    # ``panel serve`` line that the recipe no longer has, and could not start a server.
+    import sys
+
+    sys.path.insert(0, str(REPO / "benchmarks"))
+    try:
+        from bench_load import serve_command
+    finally:
+        sys.path.remove(str(REPO / "benchmarks"))
+    env, cmd = serve_command(5123)
+    assert cmd[0].endswith("ermviz") and cmd[1] == "serve", cmd
+    assert cmd[cmd.index("--port") + 1] == "5123" and "--show" not in cmd
+    assert {"PYTHONMALLOC": "malloc", "MALLOC_ARENA_MAX": "2"}.items() <= env.items()
+
+
 @pytest.fixture(scope="module")
 def results_folder(tmp_path_factory: pytest.TempPathFactory) -> Path:
     tmp = tmp_path_factory.mktemp("serving")
