@@ -442,6 +442,9 @@ def _serve(echo: Callable[[str], None]) -> None:
             return
         echo(f"kernels ready ({len(items)} compiled, the lessons' loaded, in {seconds:.0f} s)")
         _finish("ready")
+        from ermviz.app import memory
+
+        memory.freeze_long_lived()  # the loaded kernels: out of every collection's walk
     except Exception as exc:  # the server keeps serving: races compile on their Start
         echo(f"kernel warm-up failed ({_one_line(exc)}); races compile on their first Start")
         _finish("failed", _one_line(exc))
