@@ -51,7 +51,10 @@ def freeze_imports() -> None:
 
     gc.collect()
     gc.freeze()
-    _loop = IOLoop.current()  # the server's (the set-up module runs on its thread)
+    # The server's loop: the set-up module runs on its thread before it starts. Without
+    # one, the kernels are frozen at the next idle release instead (the server still starts).
+    with contextlib.suppress(Exception):
+        _loop = IOLoop.current()
 
 
 def freeze_long_lived() -> None:
