@@ -308,6 +308,27 @@ class Session:
             self.page.close()
 
 
+#: For a failure message: what the kernel's dashboards hold (did the click reach Python?).
+KERNEL_STATE = """import gc as _gc
+from ermviz.app.page import Dashboard as _D
+print("KERNEL", [(d.model.active, [sl.status for sl in d.model.slots],
+                  d.streamer.first_point_at is not None)
+                 for d in _gc.get_objects() if isinstance(d, _D)])"""
+
+
+def _kernel_state(s: Session) -> str:
+    """The kernel's dashboards, per dashboard: whether its race is active, its runs'
+    statuses and whether its streamer has sent a point (or why that could not be read)."""
+    try:
+        cell = s.run_cell(KERNEL_STATE)
+        s.page.wait_for_function(
+            f"(i) => {PANEL}.content.widgets[i].model.outputs.length > 0", arg=cell, timeout=20_000
+        )
+        return s.cell_text(cell)[-400:]
+    except Exception as exc:  # (the failure being reported matters more)
+        return f"(not read: {str(exc)[:200]})"
+
+
 def _press_start_and_watch(s: Session, label: str) -> float:
     """Press the (first) dashboard's Start; the plotted rows must grow within 5 s and at
     least three times in 8 s. Returns the seconds from the click to the first point."""
@@ -330,6 +351,7 @@ def _press_start_and_watch(s: Session, label: str) -> float:
 
     def context() -> str:
         return (
+            f"kernel {_kernel_state(s)}; "
             f"documents {s.page.evaluate(DOCS_JS)}; status {s.statuses()!r}; "
             f"page errors {s.errors}; console errors "
             f"{[c for c in s.console if c.startswith('error')][-8:]}; console {s.console[-8:]}"
