@@ -309,11 +309,16 @@ class Session:
 
 
 #: For a failure message: what the kernel's dashboards hold (did the click reach Python?).
-KERNEL_STATE = """import gc as _gc
+KERNEL_STATE = """import gc as _gc, threading as _th
 from ermviz.app.page import Dashboard as _D
-print("KERNEL", [(d.model.active, [sl.status for sl in d.model.slots],
-                  d.streamer.first_point_at is not None)
-                 for d in _gc.get_objects() if isinstance(d, _D)])"""
+print("KERNEL", [dict(active=d.model.active, runs=[sl.status for sl in d.model.slots],
+                      sent=d.streamer.first_point_at is not None,
+                      clicks=d.start_button.clicks, starting=d._starting,
+                      loading=d._loading is not None, disabled=d.start_button.disabled)
+                 for d in _gc.get_objects() if isinstance(d, _D)],
+      sorted(t.name for t in _th.enumerate()))
+from pyviz_comms import JupyterCommJS as _J
+print("COMMS", [(c.id[:8], c._comm is not None) for c in _gc.get_objects() if isinstance(c, _J)])"""
 
 
 def _kernel_state(s: Session) -> str:
@@ -324,7 +329,7 @@ def _kernel_state(s: Session) -> str:
         s.page.wait_for_function(
             f"(i) => {PANEL}.content.widgets[i].model.outputs.length > 0", arg=cell, timeout=20_000
         )
-        return s.cell_text(cell)[-400:]
+        return s.cell_text(cell)[-1500:]
     except Exception as exc:  # (the failure being reported matters more)
         return f"(not read: {str(exc)[:200]})"
 

@@ -92,6 +92,7 @@ def notebook_extension(*extensions: str, **params: Any) -> None:
     # at display time instead of fetched from the CDN.
     pn.config.inline = True
     _keep_stylesheets_local()
+    acknowledge_comm_opens()
     _load_notyf()
     with resources.set_resource_mode("inline"):
         # Panel first, with notifications on: its load holds Notyf (the toasts' library);
@@ -319,9 +320,62 @@ class _KeepUnsent:
 
 def keep_unsent_changes(doc: Any, comm: Any) -> None:
     """Let no change to ``doc`` (a notebook output's document, shown over ``comm``) be lost
-    before it is pushed (:class:`_KeepUnsent`); a no-op for a served page or when done."""
+    before it is pushed (:class:`_KeepUnsent`), and no click held back by a message the
+    kernel dropped (:func:`acknowledge_comm_opens`); a no-op for a served page or when
+    done."""
     if comm is None or doc is None or doc.session_context is not None:
         return
+    acknowledge_comm_opens()
     if any(isinstance(cb, _KeepUnsent) for cb in doc.callbacks.change_callbacks()):
         return
     doc.on_change(_KeepUnsent(doc, comm.id))
+
+
+def _acking(client_comm: type) -> type:
+    """``client_comm`` (a pyviz_comms page-to-kernel comm class) made to acknowledge its
+    opening (see :func:`acknowledge_comm_opens`)."""
+
+    class AckingComm(client_comm):  # type: ignore[misc, valid-type]
+        """A page-to-kernel comm that, once the kernel has opened it, tells the page it is
+        ready (the "Ready" Panel's page waits for after each message it sends)."""
+
+        _ermviz_acks = True
+
+        def _handle_open(self, comm: Any, msg: Any) -> None:
+            super()._handle_open(comm, msg)
+            try:
+                self.send(metadata={"msg_type": "Ready"})
+            except Exception:  # (a comm closed meanwhile: nothing is waiting)
+                pass
+
+    AckingComm.__name__ = AckingComm.__qualname__ = f"Acking{client_comm.__name__}"
+    return AckingComm
+
+
+def acknowledge_comm_opens() -> None:
+    """Make every Panel output's page-to-kernel comm acknowledge its opening (once per
+    kernel; a no-op outside one).
+
+    Why: JupyterLab 4.4+ and Notebook 7.4+ send a comm's messages on a kernel *subshell*
+    (ipykernel 7) once one exists, but its ``comm_open`` on the main shell, behind the cells
+    still running. During a Run All, an output's first message (its figures' ranges and
+    sizes) reached the subshell before the kernel knew the comm and was dropped ("No such
+    comm", measured in Notebook 7.6 with ipykernel 7.4). Panel's page then waits up to 5 s
+    for the answer to that message and holds every later change meanwhile, a click
+    included, until the next change: a Start pressed in those seconds was never run (the
+    first Start failed in 6 of 21 runs of ``tests/test_jupyter_browser.py``). The "Ready"
+    sent when the kernel opens the comm releases the page, and whatever it held leaves
+    then."""
+    if not in_notebook_kernel():
+        return
+    import panel.io.notebook
+    import pyviz_comms
+
+    # Panel's own manager (binary messages) and pyviz_comms' (HoloViews' outputs).
+    for manager in (
+        getattr(panel.io.notebook, "JupyterCommManagerBinary", None),
+        pyviz_comms.JupyterCommManager,
+    ):
+        client_comm = getattr(manager, "client_comm", None)
+        if client_comm is not None and not getattr(client_comm, "_ermviz_acks", False):
+            manager.client_comm = _acking(client_comm)
