@@ -60,12 +60,18 @@ def test_quick_mode_writes_a_well_formed_report(tmp_path: Path) -> None:
     [idle] = _rows(text, "FRESH PAGE ON THE IDLE SERVER")
     median, best, worst, cpu = map(_number, idle)
     assert 0 < best <= median <= worst and cpu > 0
-    ref, ratio = _rows(text, "REFERENCE: A MINIMAL PANEL PAGE")
+    ref, floor, ratio, floor_ratio = _rows(text, "REFERENCE: A MINIMAL PANEL PAGE")
     assert ref[0] == "reference" and _number(ref[1]) > 0 and _number(ref[2]) > 0, ref
     assert ref[3] == "1/1", ref  # the reference page was shown too
-    # The ratios are the dashboard's figures divided by the reference's.
+    assert floor[0] == "floor" and _number(floor[1]) > 0 and _number(floor[2]) > 0, floor
+    # The ratios are the dashboard's figures divided by the reference's and the floor's.
     assert math.isclose(_number(ratio[3]), median / _number(ref[1]), rel_tol=0.01), ratio
     assert math.isclose(_number(ratio[4]), cpu / _number(ref[2]), rel_tol=0.01), ratio
+    assert floor_ratio[:3] == ["dashboard", "/", "floor"], floor_ratio
+    assert math.isclose(_number(floor_ratio[3]), median / _number(floor[1]), rel_tol=0.01)
+    assert math.isclose(_number(floor_ratio[4]), cpu / _number(floor[2]), rel_tol=0.01)
+    # The floor page is read against the absolute targets.
+    assert re.search(r"INFO  the floor page \(floor_page\.py\) against the shown target", text)
     from ermviz.app.lessons import FIRST_LESSON
 
     [lesson] = _rows(text, "START TO FIRST PLOTTED POINT")
