@@ -561,8 +561,8 @@ def main(argv: list[str] | None = None) -> int:
             )
         )  # fmt: skip
         # Issue 32's absolute targets, read against what the floor page itself needs here.
-        for key, what in (("idle_page", "shown"), ("cpu", "server CPU")):
-            value = floor["shown" if key == "idle_page" else "cpu"]
+        for key, field, what in (("idle_page", "shown", "shown"), ("cpu", "cpu", "server CPU")):
+            value = floor[field]
             checks.append(
                 (
                     f"the floor page ({FLOOR_APP.name}) against the {what} target "

@@ -53,7 +53,7 @@ def freeze_imports() -> None:
     gc.freeze()
     # The server's loop: the set-up module runs on its thread before it starts. Without
     # one, the kernels are frozen at the next idle release instead (the server still starts).
-    with contextlib.suppress(Exception):
+    with contextlib.suppress(RuntimeError):  # (what IOLoop.current raises without one)
         _loop = IOLoop.current()
 
 
