@@ -63,7 +63,7 @@ from solvers.fw_vparts import (
     dir_from_x,
     loss_grad,
 )
-from solvers.linalg import dot, rmatvec, row_axpy, row_dot_long
+from solvers.linalg import as_kernel_vector, dot, rmatvec, row_axpy, row_dot_long
 from solvers.lmo import (
     P_HI,
     P_K,
@@ -629,7 +629,7 @@ def new_state(
         raise ValueError(f"unknown loss code {loss_code}")
     if not (0.0 <= enter_frac <= 1.0 and blend_K >= 1.0 and cg_max >= 1 and 0.0 < cg_rtol < 1.0):
         raise ValueError("enter_frac in [0, 1], blend_K >= 1, cg_max >= 1, cg_rtol in (0, 1)")
-    b = np.ascontiguousarray(b, dtype=np.float64)
+    b = as_kernel_vector(b)  # read-only, as every caller hands it (one compiled kernel)
     x = np.array(x0, dtype=np.float64)
     p = x.shape[0]
     n = b.shape[0]
