@@ -85,13 +85,24 @@ def _child(skip_cli: bool, skip_estimators: bool, groups: list[str] | None = Non
     if groups is not None:
         items = [it for it in items if it.group in groups]
     builder = warmup._Builder()
+    try:
+        from ermviz.app.warmup_plan import kind_of
+    except ImportError:  # (an older tree measured for a before table)
+
+        def kind_of(solver) -> str:
+            return type(solver).__name__
+
+    items_cpu: dict[str, float] = {}
+    items_kind: dict[str, str] = {}
     for item in items:
-        t = time.perf_counter()
+        t, c = time.perf_counter(), time.process_time()
         try:
-            builder.build(item)
+            solver = builder.build(item)
+            items_kind[item.label] = kind_of(solver) if solver is not None else ""
             err = ""
         except Exception as exc:  # reported, the others go on
             err = f" FAILED {type(exc).__name__}: {exc}"
+        items_cpu[item.label] = time.process_time() - c
         phases.append(
             (item.group, item.label + err, time.perf_counter() - t_start, time.perf_counter() - t)
         )
@@ -153,6 +164,8 @@ def _child(skip_cli: bool, skip_estimators: bool, groups: list[str] | None = Non
             "kernels_cpu": kernels_cpu,
             "first_seen": first_seen,
             "phases": phases,
+            "items_cpu": items_cpu,
+            "items_kind": items_kind,
         },
         sys.stdout,
     )
