@@ -247,14 +247,9 @@ def epoch(data, duals, work):
         acc = (pgmax_lam, pgmin_lam, move2)
         if relu1:
             s, m, acc, nv, nc = _lambda_relu1(data, duals, idx_lam, (s, m, every), rule, acc)
-        elif interleave:
-            # Two inlined calls that differ only in the constant `bounded` (folded away).
-            s, m, acc, nv, nc = _lambda_general(
-                data, duals, idx_lam, (s, m, every), rule, acc, True
-            )
         else:
             s, m, acc, nv, nc = _lambda_general(
-                data, duals, idx_lam, (s, m, every), rule, acc, False
+                data, duals, idx_lam, (s, m, every), rule, acc, interleave
             )
         pgmax_lam, pgmin_lam, move2 = acc
         visited += nv
