@@ -43,8 +43,36 @@ def _int(text: str) -> int:
         raise argparse.ArgumentTypeError(f"{text!r} is not an integer") from None
 
 
+_DESCRIPTION = """\
+ermviz: an interactive laboratory for empirical-risk-minimization solvers. Every command
+runs the same solvers and writes the same traces as the dashboard."""
+
+_EXAMPLES = """\
+examples:
+  {prog} serve                  the dashboard at http://127.0.0.1:5006/app (bundled data)
+  {prog} run --dataset a1a --problem logreg-l1 --method pfw --radius 10 --tol 1e-8
+  {prog} run --dataset wdbc --standardize --problem svm-dual --C 1 --method pfw --out t.csv
+  {prog} methods                the problems, methods, step rules and their settings
+  {prog} datasets               the catalog, and where each file was found
+
+{prog} COMMAND --help describes a command's options."""
+
+
+def _prog() -> str:
+    """How the user started us: ``ermviz`` (the installed script) or ``python -m ermviz``
+    (``sys.argv[0]`` is then the package's ``__main__.py``)."""
+    name = Path(sys.argv[0]).name if sys.argv and sys.argv[0] else ""
+    return "python -m ermviz" if name in ("__main__.py", "-m", "-c", "") else "ermviz"
+
+
 def build_parser() -> argparse.ArgumentParser:
-    p = _Parser(prog="python -m ermviz", description=__doc__.splitlines()[0])
+    prog = _prog()
+    p = _Parser(
+        prog=prog,
+        description=_DESCRIPTION,
+        epilog=_EXAMPLES.format(prog=prog),
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
     sub = p.add_subparsers(dest="command", required=True, parser_class=_Parser)
 
     r = sub.add_parser("run", help="solve one problem headless and print a JSON summary")
