@@ -484,7 +484,7 @@ LESSONS: tuple[Lesson, ...] = (
             Level("a few dozen times in all", "PFW exact lazy=True", 10, 100, column="lmo_calls"),
             Level("the others make hundreds of calls", "BPCG exact", 200, column="lmo_calls"),
             Status("the others make hundreds of calls", "PFW exact", "converged"),
-            Level("the others make hundreds of calls", "PFW exact", 200, column="iteration"),
+            Level("the others make hundreds of calls", "PFW exact", 200, column="lmo_calls"),
         ),
         background=("Pairwise FW asks the linear minimization oracle",),
     ),
