@@ -89,6 +89,17 @@ def test_lesson_names_are_unique_and_the_first_lesson_is_bundled() -> None:
     assert get_lesson(FIRST_LESSON).promise.seconds <= 5
 
 
+def test_the_readme_lists_every_lesson() -> None:
+    """The README's list under the Lessons tab names each lesson once, in the gallery's
+    order (issue 42: cso-inner-batch was missing)."""
+    from pathlib import Path
+
+    readme = (Path(__file__).resolve().parent.parent / "README.md").read_text()
+    section = readme.split("The first tab, **Lessons**", 1)[1].split("\n\n`make serve`", 1)[0]
+    listed = re.findall(r"^- `([a-z0-9-]+)`:", section, flags=re.MULTILINE)
+    assert listed == [lesson.name for lesson in LESSONS]
+
+
 def test_an_unknown_lesson_names_the_known_ones() -> None:
     with pytest.raises(LessonError) as info:
         get_lesson("zig-zag")
