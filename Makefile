@@ -16,11 +16,16 @@ SERVE_ENV ?= PYTHONMALLOC=malloc MALLOC_ARENA_MAX=2
 
 .PHONY: test serve lint browser clean
 
+# One line says what the first set-up is doing (it takes minutes, silent otherwise); pip's
+# own output goes to $(VENV)/install.log, shown only when the install fails.
 $(STAMP): pyproject.toml
-	python3 -m venv $(VENV)
-	$(PY) -m pip install --quiet --upgrade pip
-	$(PY) -m pip install --quiet -e '.[test]'
-	touch $(STAMP)
+	@echo "ermviz: installing ermviz and its dependencies into $(VENV) (first run only, a few minutes; log: $(VENV)/install.log)"
+	@python3 -m venv $(VENV)
+	@{ $(PY) -m pip install --quiet --upgrade pip && \
+	   $(PY) -m pip install --quiet -e '.[test]'; } > $(VENV)/install.log 2>&1 || \
+	   { tail -n 30 $(VENV)/install.log; echo "ermviz: the install failed (full log: $(VENV)/install.log)"; exit 1; }
+	@touch $(STAMP)
+	@echo "ermviz: installed"
 
 # Browser tests drive Debian's chromium (no browser downloads are possible here).
 browser:
