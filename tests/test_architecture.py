@@ -301,3 +301,16 @@ def test_every_cited_algorithms_section_exists():
     assert cited, "no citation found: the pattern no longer matches how the code cites"
     missing = {ref: sorted(where) for ref, where in cited.items() if ref not in sections}
     assert not missing, f"cited sections not in docs/ALGORITHMS.md: {missing}"
+
+
+def test_the_readme_layout_names_every_family():
+    """README's Layout lists each family package of the registry (issue 46: it named
+    three of the five)."""
+    import re
+
+    from ermviz.registry import FAMILIES
+
+    readme = " ".join((ROOT / "README.md").read_text().split())
+    line = readme.split("`families/<family>/`", 1)[1].split("`data/`", 1)[0]
+    named = set(re.findall(r"`([a-z_]+)`", line))
+    assert named == {name.rsplit(".", 1)[1] for name in FAMILIES}, line
