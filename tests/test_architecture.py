@@ -314,3 +314,23 @@ def test_the_readme_layout_names_every_family():
     line = readme.split("`families/<family>/`", 1)[1].split("`data/`", 1)[0]
     named = set(re.findall(r"`([a-z_]+)`", line))
     assert named == {name.rsplit(".", 1)[1] for name in FAMILIES}, line
+
+
+def test_the_public_api_resolves_and_importing_ermviz_stays_cheap():
+    """``ermviz.__all__`` is the package's stated API (its docstring names the public
+    modules): every name resolves, to the object of the module the docstring names, and
+    ``import ermviz`` alone loads neither numba nor pandas."""
+    code = (
+        "import sys, ermviz\n"
+        "heavy = [m for m in ('numba', 'pandas', 'scipy', 'panel') if m in sys.modules]\n"
+        "assert not heavy, heavy\n"
+        "import ermviz.data, ermviz.experiment, ermviz.runner\n"
+        "for name in ermviz.__all__:\n"
+        "    getattr(ermviz, name)\n"
+        "assert ermviz.load_dataset is ermviz.data.load_dataset\n"
+        "assert ermviz.execute is ermviz.experiment.execute\n"
+        "assert ermviz.Budget is ermviz.runner.Budget\n"
+        "assert set(ermviz.__all__) <= set(dir(ermviz))\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT)
+    assert done.returncode == 0, done.stderr[-2000:]
