@@ -6,9 +6,15 @@ PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed-stamp
 PORT ?= 5006
 # Serving safely (README, "Serving a class"): loopback only by default; a classroom sets
-# ADDRESS=0.0.0.0 and ORIGINS to the host:port the students type.
+# ADDRESS=0.0.0.0, ORIGINS to the host:port the students type and PASSWORD=yes (the class
+# password itself from ERMVIZ_PASSWORD or the terminal, never make's command line); ADMIN=yes
+# adds the teacher's (ERMVIZ_ADMIN_PASSWORD); PROCS=N worker processes (default: 1 on the
+# loopback interface, one per core beyond it).
 ADDRESS ?= 127.0.0.1
 ORIGINS ?= localhost:$(PORT) 127.0.0.1:$(PORT)
+PASSWORD ?=
+ADMIN ?=
+PROCS ?=
 # glibc's malloc for Python's objects too, and two malloc arenas instead of 8 per core:
 # measured (benchmarks/results/bench_load.txt), a server that held ten racing sessions
 # then kept 496-619 MiB with the defaults and 366-368 MiB with these (330 before any).
@@ -46,10 +52,14 @@ test: $(STAMP) browser lint
 
 # `ermviz serve` runs `panel serve` on the packaged app (same as app.py) with
 # --setup ermviz/app/warmup.py --check-unused-sessions 1000 --unused-session-lifetime 5000
-# --show, and sets SERVE_ENV's allocator settings itself where unset (ermviz/serve.py).
+# --show, and sets SERVE_ENV's allocator settings itself where unset (ermviz/serve.py);
+# with PROCS > 1 through ermviz.workers (--num-procs N --reuse-sessions), with PASSWORD=yes
+# behind a login page (--auth-module ermviz/app/login.py).
 serve: $(STAMP)
 	$(SERVE_ENV) $(VENV)/bin/ermviz serve --address $(ADDRESS) --port $(PORT) \
-		$(foreach o,$(ORIGINS),--allow-websocket-origin $(o))
+		$(foreach o,$(ORIGINS),--allow-websocket-origin $(o)) $(if $(PROCS),--procs $(PROCS)) \
+		$(if $(filter yes,$(PASSWORD)),--password)$(if $(filter no,$(PASSWORD)),--no-password) \
+		$(if $(filter yes,$(ADMIN)),--admin-password)
 
 clean:
 	rm -rf $(VENV) .pytest_cache .ruff_cache test-artifacts

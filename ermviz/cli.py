@@ -191,7 +191,9 @@ def build_parser() -> argparse.ArgumentParser:
         description=(
             "Serve the dashboard with `panel serve`: loopback only, websocket origins "
             "localhost:PORT and 127.0.0.1:PORT, closed sessions dropped after 5 s, "
-            "PYTHONMALLOC=malloc MALLOC_ARENA_MAX=2, numba kernels compiled in the background."
+            "PYTHONMALLOC=malloc MALLOC_ARENA_MAX=2, numba kernels compiled in the background. "
+            "Beyond the loopback interface a password is required (--password; the password "
+            "itself comes from ERMVIZ_PASSWORD or the terminal, never the command line)."
         ),
     )
     sv.add_argument(
@@ -213,6 +215,36 @@ def build_parser() -> argparse.ArgumentParser:
         default=None,
         help="solver threads computing at once, also numba's threads "
         "(default: the usable CPUs; 0 = no limit)",
+    )
+    sv.add_argument(
+        "--procs",
+        type=_int,
+        default=None,
+        help="worker processes building pages (default: 1 on 127.0.0.1; beyond it one per "
+        "usable core, at most one per GiB of available memory); they share --threads",
+    )
+    sv.add_argument(
+        "--password",
+        action="store_true",
+        help="a login page: the class password from ERMVIZ_PASSWORD, else typed here "
+        "(required when --address is not a loopback one)",
+    )
+    sv.add_argument(
+        "--admin-password",
+        action="store_true",
+        help="also the teacher's password (ERMVIZ_ADMIN_PASSWORD, else typed): only the "
+        "teacher's sessions may open results folders",
+    )
+    sv.add_argument(
+        "--no-password",
+        action="store_true",
+        help="serve beyond the loopback interface without a password (a warning)",
+    )
+    sv.add_argument(
+        "--results-for-all",
+        action="store_true",
+        help="let every session open results folders (default: on 127.0.0.1 without a "
+        "password only)",
     )
     sv.add_argument(
         "--show",
@@ -570,6 +602,11 @@ def main(argv: list[str] | None = None) -> int:
                 show=args.show,
                 warmup=args.warmup,
                 print_only=args.print_command,
+                procs=args.procs,
+                password=args.password,
+                admin_password=args.admin_password,
+                no_password=args.no_password,
+                results_for_all=args.results_for_all,
             )
         return _cmd_datasets()
     except ErmvizError as exc:

@@ -48,6 +48,8 @@ import weakref
 from collections.abc import Callable, Sequence
 from typing import Any, NamedTuple
 
+from ermviz import workers
+
 #: The per-item steps each kernel is advanced by (enough to run every code path once).
 STEPS = 5
 
@@ -352,7 +354,8 @@ def status_view(model: Any = None, period_ms: int = 500) -> Any:
 
 
 def _echo(line: str) -> None:
-    print(f"ermviz: {line}", flush=True)
+    if workers.task_id() in (None, 0):  # (with --procs N, worker 0 speaks for all)
+        print(f"ermviz: {line}", flush=True)
 
 
 def _finish(phase: str, error: str = "") -> None:
@@ -377,7 +380,8 @@ def _serve(echo: Callable[[str], None]) -> None:
             s.current = "listing the lessons' runs"
         items: list[Item] = []
         env = {**os.environ, "PYTHONUNBUFFERED": "1"}
-        s.child = subprocess.Popen(
+        # (ermviz.workers: with --procs N, worker 0 runs the child, the others follow it)
+        s.child = workers.popen(
             [sys.executable, "-m", "ermviz.app.warmup", "--child"],
             stdout=subprocess.PIPE,
             stdin=subprocess.DEVNULL,
