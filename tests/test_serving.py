@@ -437,6 +437,12 @@ def test_a_wrong_or_missing_password_gets_no_document_and_no_websocket(guarded):
         assert await _websocket(base, made_up, cookies) in ("closed", "refused 403")
 
     asyncio.run(scenario())
+    # The workers write their logs on their own: wait for the last connection's line (it
+    # was seen 1-2 s late on a loaded machine) before counting.
+    deadline = time.monotonic() + 15
+    while log.read_text().count("ServerConnection created") < 4 and time.monotonic() < deadline:
+        time.sleep(0.2)
+    time.sleep(0.5)  # nor should a fifth appear
     text = log.read_text()
     assert text.count("ServerConnection created") == 4, text[-3000:]
     # (Bokeh logs its refusal of the unsigned token with a traceback; nothing else failed.)
