@@ -93,8 +93,8 @@ def build_parser() -> argparse.ArgumentParser:
         "--radius",
         type=_float,
         help=(
-            "logreg-l1, least-squares, matrix-completion: radius > 0 of the l1 / l2 / "
-            "nuclear-norm ball (K-sparse: tau; shorthand for --set radius=)"
+            "logreg-l1, least-squares, matrix-completion: radius in [1e-150, 1e150] of "
+            "the l1 / l2 / nuclear-norm ball (K-sparse: tau; shorthand for --set radius=)"
         ),
     )
     r.add_argument("--tol", type=_float, default=1e-6, help="stop at certificate <= tol")

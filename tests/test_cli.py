@@ -155,7 +155,7 @@ BAD = {
     ),
     "radius <= 0": (
         ["--dataset", "toy-2d", "--problem", "logreg-l1", "--method", "fw", "--radius", "0"],
-        "radius=0 is out of range; allowed range (0, inf)",
+        "radius=0 is out of range; allowed range [1e-150, 1e+150]",
     ),
     "C <= 0": (
         ["--dataset", "toy-2d", "--problem", "svm-dual", "--method", "fw", "--C", "-1"],
