@@ -116,7 +116,7 @@ def race_line(status: str, runs: int, starting: Starting | None = None, now: flo
             )
             text = (
                 f"race: <b>compiling</b> {words} "
-                f'<progress class="race-progress" value="{value:.1f}" max="{max(top, 1e-9):.1f}"'
+                f'<progress class="race-progress" value="{value:.1f}" max="{max(top, 0.1):.1f}"'
                 ' style="width:90px;height:0.8em;vertical-align:middle"></progress>'
             )
         else:

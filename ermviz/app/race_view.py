@@ -101,8 +101,9 @@ class RaceView(pn.viewable.Viewer):
         )
         self.results = pn.Column(
             pn.pane.Markdown(
-                "**Results** — time columns: solver seconds until the certificate first fell to "
-                "each threshold; test accuracy needs a test split.",
+                "**Results** — `time_s`: the solver's wall-clock seconds, `cpu_s`: its "
+                "thread's CPU seconds; `t<=` columns: wall-clock seconds until the certificate "
+                "first fell to each threshold; test accuracy needs a test split.",
                 margin=(0, 10),
             ),
             self.table,
