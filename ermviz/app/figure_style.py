@@ -112,10 +112,19 @@ def count_formatter() -> CustomJSTickFormatter:
 
 
 def wrap_title(text: str, width: int = TITLE_WRAP) -> str:
-    """``text`` on lines of at most ``width`` characters (Bokeh draws each line); a text
-    wrapped before is wrapped anew."""
+    """``text`` on lines of at most ``width`` characters (Bokeh draws each line), as few as
+    that takes and of even lengths (no last line of one word); a text wrapped before is
+    wrapped anew."""
     text = " ".join(text.split())
-    return "\n".join(textwrap.wrap(text, width)) if len(text) > width else text
+    if len(text) <= width:
+        return text
+    wrap = functools.partial(textwrap.wrap, break_long_words=False, break_on_hyphens=False)
+    lines = wrap(text, width)
+    for narrower in range(-(-len(text) // len(lines)), width):
+        even = wrap(text, narrower)
+        if len(even) == len(lines):
+            return "\n".join(even)
+    return "\n".join(lines)
 
 
 def readable_axes(fig: Any, x_kind: str = "") -> None:

@@ -105,13 +105,14 @@ class TeachingPlot:
     atoms. The last three are drawn in the iterates' own coordinates, with axes.
     """
 
-    #: Title by geometry kind, formatted with ``r`` (radius), ``lo`` and ``hi`` (box).
+    #: Title by geometry kind, formatted with ``r`` (radius), ``lo`` and ``hi`` (box): the
+    #: set drawn (the problem is in the sidebar), short enough for two lines in a room.
     TITLES: ClassVar[dict[str, str]] = {
-        "triangle": "SVM dual on 3 points: the simplex is a triangle",
-        "tetrahedron": "SVM dual on 4 points: the tetrahedron seen from above e4",
-        "diamond": "l1-constrained logistic regression: the l1 ball of radius {r:g}",
-        "disc": "logistic regression over the l2 disc of radius {r:g}: a strongly convex set",
-        "box": "logistic regression over the box [{lo:g}, {hi:g}]^2",
+        "triangle": "SVM dual, 3 points: a triangle",
+        "tetrahedron": "SVM dual, 4 points: tetrahedron from above e4",
+        "diamond": "l1 ball of radius {r:g}: logistic regression",
+        "disc": "l2 disc of radius {r:g} (strongly convex)",
+        "box": "box [{lo:g}, {hi:g}]^2: logistic regression",
     }
     #: Seconds between two recomputations of the zoom's contours during a race.
     ZOOM_REFINE_PERIOD = 1.0
