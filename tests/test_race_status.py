@@ -78,7 +78,12 @@ def test_the_status_line_says_what_a_start_waits_for() -> None:
     line = race_line("idle", 0, starting, now=102.4)
     assert 'data-status="starting"' in line and "idle" not in line
     assert "loading the data and building 2 runs, 2 s so far" in line
-    starting.follow(["REHLINE cd on plq (fairness-synthetic)", "IPM newton on plq (x)"], None)
+    assert "compiling" not in line
+    starting.follow([], None, first_launch=True)  # a kernel the warm-up has not reached
+    line = race_line("idle", 0, starting, now=112.0)
+    assert "12 s so far; compiling their kernels, first launch only" in line
+    assert 'data-status="starting"' in line
+    starting.follow(["REHLINE cd on plq (fairness-synthetic)", "IPM newton on plq (x)"], None, True)
     line = race_line("idle", 0, starting, now=140.0)
     assert 'data-status="compiling"' in line and "idle" not in line
     assert (
@@ -88,7 +93,7 @@ def test_the_status_line_says_what_a_start_waits_for() -> None:
     assert (
         "0 of 2 ready" in line and '<progress class="race-progress" value="0.0" max="2.0"' in line
     )
-    starting.follow(["IPM newton on plq (x)"], 25.0)  # one ready; the warm-up estimates
+    starting.follow(["IPM newton on plq (x)"], 25.0, True)  # one ready; the warm-up estimates
     line = race_line("idle", 0, starting, now=150.0)
     assert "the IPM newton kernel, 50 s so far" in line and "1 of 2 ready · about 25 s left" in line
     assert 'value="50.0" max="75.0"' in line  # the bar follows the time when estimated

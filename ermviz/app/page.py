@@ -288,7 +288,8 @@ class Dashboard:
         state = self._start_state
         if state is None:
             return
-        state.follow(warmup.waiting_for(self.model), warmup.wait_estimate(self.model))
+        first_launch = warmup.progress().phase == "compiling"
+        state.follow(warmup.waiting_for(self.model), warmup.wait_estimate(self.model), first_launch)
         self.warmup_line.visible = not state.waiting
         self._show_status(race_line("", 0, state, time.perf_counter()), run_chips((), state))
 

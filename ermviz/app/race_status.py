@@ -29,6 +29,9 @@ CLOCKS = {"cpu_s": "CPU", "time_s": "wall"}
 #: The toolbar's and the lesson's text size in Presentation mode, in the page's (the
 #: figures' own: :data:`~ermviz.app.figure_style.TEXT_STYLES`).
 PRESENTATION_EM = 1.4
+#: Seconds into a Start on a first launch after which the status line says its runs'
+#: kernels are compiling (loading data and a cached kernel take less).
+COMPILING_AFTER = 5.0
 #: The colour of the status dot per state (a static dot, not a spinner: an endless CSS
 #: animation keeps the browser repainting, measured to compete with the solvers).
 COLOURS = {
@@ -49,19 +52,22 @@ class Starting:
     (:func:`ermviz.app.warmup.waiting_for`, "IPM newton on plq (fairness-synthetic)");
     ``needed``: the most it waited for at once since Start (so ``needed - len(waiting)``
     are ready); ``left``: the seconds the warm-up expects the wait to last still (None:
-    no estimate)."""
+    no estimate); ``first_launch``: the warm-up is still compiling (a kernel it has not
+    reached, the Start compiles itself)."""
 
     since: float
     labels: list[str]
     waiting: list[str] = dataclasses.field(default_factory=list)
     needed: int = 0
     left: float | None = None
+    first_launch: bool = False
 
-    def follow(self, waiting: list[str], left: float | None) -> None:
+    def follow(self, waiting: list[str], left: float | None, first_launch: bool) -> None:
         """Take the warm-up's latest word on what this Start waits for."""
         self.waiting = list(waiting)
         self.needed = max(self.needed, len(self.waiting))
         self.left = left
+        self.first_launch = first_launch
 
     @property
     def state(self) -> str:
@@ -120,9 +126,13 @@ def race_line(status: str, runs: int, starting: Starting | None = None, now: flo
                 ' style="width:90px;height:0.8em;vertical-align:middle"></progress>'
             )
         else:
+            # Seconds into a first launch, building the runs is compiling their kernels
+            # (the warm-up has not reached them): say so rather than "loading" for minutes.
+            compiles = starting.first_launch and seconds >= COMPILING_AFTER
             text = (
                 f"race: <b>starting</b>: loading the data and building {n} run"
                 f"{'s' if n != 1 else ''}, {seconds:.0f} s so far"
+                + ("; compiling their kernels, first launch only" if compiles else "")
             )
             extra = f" data-seconds='{seconds:.1f}'"
     else:
