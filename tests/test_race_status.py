@@ -8,6 +8,8 @@
   hides meanwhile. Raced through a real Dashboard over a warm-up state held by the test.
 * The race summary states every time on the page's clock ("s CPU", "s wall"), the plots'
   work counter beside the iteration, and the LMO calls when counted.
+* The wait's estimate (warmup.wait_estimate) comes from the same kernel compiled for other
+  data, or there is none.
 * The certificate plots name the certificate of the problem set up, before a Start (a
   lesson loaded over another problem's race said "fw gap" on a PLQ race) and after it
   (a lazified run's primal-dual gap beside the others' FW gaps; the running-average gap of
@@ -203,3 +205,25 @@ def test_the_plots_name_the_certificate_before_and_after_start() -> None:
     title, label = _labels(dash)[0]
     assert label == "FW gap / primal-dual gap" and title.startswith(label)
     dash.model.stop(wait=5.0)
+
+
+def test_the_wait_is_estimated_from_the_same_kernel_compiled_for_other_data(warming) -> None:
+    """warmup.wait_estimate: a waited kernel takes about as long as the child measured for
+    the same (problem, method, step) on other data, less what it has spent on it; no
+    estimate for the first of its kind, nor once it has taken longer."""
+    from ermviz.app.model import DashboardModel
+
+    model = DashboardModel(notifier=lambda level, message: None)
+    fw = warming.items[0]
+    other = warmup.Item("fw:dense", 0, "FW exact on svm-dual (dense)", fw.key, "toy-2d")
+    warming.items.append(other)
+    warming.waiting[model] = [fw.label]
+    assert warmup.wait_estimate(model) is None  # nothing measured yet
+    warming.seconds[len(warming.items) - 1] = 30.0  # the same kernel, on dense data
+    assert warmup.wait_estimate(model) == pytest.approx(30.0)  # not started yet
+    warming.on = (0, time.perf_counter() - 10.0)  # the child is on it since 10 s
+    assert warmup.wait_estimate(model) == pytest.approx(20.0, abs=0.5)
+    warming.on = (0, time.perf_counter() - 40.0)  # longer than measured: no guess
+    assert warmup.wait_estimate(model) is None
+    warming.waiting[model] = [warming.items[1].label]  # AFW: no other data measured
+    assert warmup.wait_estimate(model) is None
