@@ -169,8 +169,8 @@ def test_two_processes_never_compile_one_kind_at_once(fake_state, monkeypatch) -
     monkeypatch.setattr(sched, "racing", lambda: 0)
     fake_state.items.append(warmup.Item("fw", 1, "BPCG exact on svm-dual (dense)",
                                         ("svm-dual", "bpcg", "exact"), "toy-2d"))  # fmt: skip
-    fake_state.kinds = {0: "FrankWolfeSolver:dense", 1: "FrankWolfeSolver:dense", 2: "FrankWolfeSolver:dense",
-                        3: "VariantsSolver:dense"}  # fmt: skip
+    dense_fw = "FrankWolfeSolver:dense"
+    fake_state.kinds = {0: dense_fw, 1: dense_fw, 2: dense_fw, 3: "VariantsSolver:dense"}
     fake_state.queue = [0, 1, 2, 3]
     first, second = _fake_processes(fake_state, 2)
     with fake_state.cond:
@@ -426,3 +426,102 @@ def test_a_compiling_process_says_compiling_only_when_numba_compiles(tmp_path: P
     warm = _child_reports(tmp_path, item)  # a later launch: the kernels load from the cache
     assert [next(iter(m)) for m in warm] == ["start", "done"], warm
     assert warm[-1]["compiled"] is False, warm
+
+
+# -- with --procs N: worker 0 compiles and publishes, the other workers follow -------------
+def _serve_as_worker(task: int, shared: Path, monkeypatch) -> tuple[list, list, list]:
+    """Run the warm-up's server thread body as worker ``task`` of a multi-process server
+    with fake compiling processes; returns (processes spawned, kernels loaded, lines)."""
+    import json
+
+    from ermviz import workers
+    from ermviz.app import memory
+    from ermviz.app import model as model_module
+    from ermviz.app import warmup_schedule as sched
+
+    monkeypatch.setattr(workers, "task_id", lambda: task)
+    monkeypatch.setattr(workers, "share_path", lambda master=None: shared)
+    monkeypatch.setattr(workers, "FOLLOW_PERIOD", 0.02)
+    monkeypatch.setattr(model_module, "KERNELS_GATE", model_module.KERNELS_GATE)
+    monkeypatch.setattr(memory, "freeze_long_lived", lambda: None)
+    monkeypatch.setattr(sched, "free_cores", lambda: 1)
+    monkeypatch.setattr(warmup, "_STATE", warmup._State())
+    monkeypatch.setattr(warmup, "Builder", lambda: None)
+    loaded: list[str] = []
+    monkeypatch.setattr(warmup, "_load", lambda builder, item: loaded.append(item.label))
+    plan = [
+        warmup.Item("lesson", 0, "FW exact on svm-dual (wdbc)", ("svm-dual", "fw", "exact"),
+                    "wdbc")._asdict(),
+        warmup.Item("fw:dense:svm-dual", 0, "PFW exact on svm-dual (dense)",
+                    ("svm-dual", "pfw", "exact"), "toy-2d")._asdict(),
+    ]  # fmt: skip
+
+    class Process:  # a compiling process that builds what it is sent
+        def __init__(self) -> None:
+            self.sent: list[int] = []
+            self.returncode: int | None = None
+            lines = [json.dumps({"plan": plan})]
+            self.stdout = self._lines(lines)
+            self.stdin = self
+
+        def _lines(self, first: list[str]):
+            yield from (ln + "\n" for ln in first)
+            while self.returncode is None:
+                if self.sent:
+                    i = self.sent.pop(0)
+                    yield json.dumps({"start": i}) + "\n"
+                    yield json.dumps({"done": i, "seconds": 0.1, "compiled": True}) + "\n"
+                else:
+                    time.sleep(0.01)
+
+        def write(self, text: str) -> None:
+            self.sent.append(json.loads(text)["build"])
+
+        def flush(self) -> None:
+            pass
+
+        def close(self) -> None:
+            self.returncode = 0
+
+        def poll(self) -> int | None:
+            return self.returncode
+
+        def wait(self, timeout: float | None = None) -> int:
+            return 0
+
+        def kill(self) -> None:
+            self.returncode = -9
+
+    spawned: list[bool] = []
+
+    def spawn(planner: bool) -> sched.Child:
+        spawned.append(planner)
+        return sched.Child(Process(), planner)
+
+    monkeypatch.setattr(sched, "spawn", spawn)
+    lines: list[str] = []
+    warmup._serve(lines.append, False)
+    return spawned, loaded, lines
+
+
+def test_worker_0_publishes_and_the_other_workers_follow_without_compiling(
+    tmp_path, monkeypatch
+) -> None:
+    import json
+
+    shared = tmp_path / "warmup.jsonl"
+    follower_result: list = []
+    with monkeypatch.context() as m1:
+        spawned, loaded, lines = _serve_as_worker(0, shared, m1)
+        assert spawned == [True] and loaded == ["FW exact on svm-dual (wdbc)"]
+        assert warmup.progress().phase == "ready" and lines and "ready" in lines[-1]
+        messages = [json.loads(ln) for ln in shared.read_text().splitlines()]
+        assert "plan" in messages[0] and messages[-1] == {"exit": 0}
+        assert {m["done"] for m in messages if "done" in m} == {0, 1}
+    with monkeypatch.context() as m2:
+        follower_result = _serve_as_worker(1, shared, m2)
+        spawned, loaded, lines = follower_result
+        # No compiling process of its own: it loads the lesson's kernel worker 0 compiled,
+        # ends ready, and prints nothing (worker 0 speaks for all).
+        assert spawned == [] and loaded == ["FW exact on svm-dual (wdbc)"]
+        assert warmup.progress().phase == "ready" and warmup.progress().done == 2

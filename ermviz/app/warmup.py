@@ -64,6 +64,7 @@ import time
 from collections.abc import Callable, Sequence
 from typing import Any, NamedTuple
 
+from ermviz import workers
 from ermviz.app import warmup_schedule as sched
 from ermviz.app.warmup_plan import (
     STEPS,
@@ -194,6 +195,13 @@ def expected_seconds(model: Any = None, keys: Sequence[tuple[str, str, str]] = (
         return max(times) if times else None
 
 
+def wait_estimate(model: Any) -> float | None:
+    """Expected seconds the Start of ``model``'s session still waits for its kernels (those
+    of :func:`waiting_for`; :func:`expected_seconds`), None when it waits for none or
+    nothing is known about them (what the race status line quotes)."""
+    return expected_seconds(model) if waiting_for(model) else None
+
+
 def status_line(model: Any = None) -> str:
     """The page's one-line account of the warm-up (plain text; empty once ready):
     ``compiling kernels 3/40: PFW exact on svm-dual (wdbc) (~40 s left)``, and for a
@@ -254,7 +262,8 @@ def status_view(model: Any = None, period_ms: int = 500) -> Any:
 
 
 def _echo(line: str) -> None:
-    print(f"ermviz: {line}", flush=True)
+    if workers.task_id() in (None, 0):  # (with --procs N, worker 0 speaks for all)
+        print(f"ermviz: {line}", flush=True)
 
 
 def _finish(phase: str, error: str = "") -> None:
@@ -284,17 +293,25 @@ def _serve(echo: Callable[[str], None], tty: bool) -> None:
     compiled, keep the terminal informed."""
     s = _STATE
     out = Terminal(echo, tty)
+    shared = None
     try:
         # Imported here, not in the server's set-up: the server starts listening first.
         from ermviz.app import model as model_module
 
         model_module.KERNELS_GATE = wait_for_kernels
+        # With --procs N, worker 0 compiles and publishes; the others follow it.
+        following = workers.follower()
+        shared = None if following is not None else workers.publisher()
         with s.cond:
             s.phase = "compiling"
             s.current = "listing the lessons' runs"
-            first = sched.spawn(planner=True)
+            if following is not None:
+                first = sched.Child(following, planner=True, follower=True)
+            else:
+                first = sched.spawn(planner=True)
+                s.child = first.proc
+                s.publish = shared.write if shared is not None else None
             s.children.append(first)
-            s.child = first.proc
         _start_reader(s, first, echo, out)
         builder = Builder()
         extra_tried = False
@@ -303,7 +320,12 @@ def _serve(echo: Callable[[str], None], tty: bool) -> None:
                 if s.items and not extra_tried:
                     # The plan is known: a second process on a core nothing else needs.
                     extra_tried = True
-                    if sched.free_cores() >= 2 and MAX_PROCESSES >= 2 and len(s.queue) > 1:
+                    if (
+                        not first.follower
+                        and sched.free_cores() >= 2
+                        and MAX_PROCESSES >= 2
+                        and len(s.queue) > 1
+                    ):
                         extra = sched.spawn(planner=False)
                         s.children.append(extra)
                         _start_reader(s, extra, echo, out)
@@ -333,6 +355,8 @@ def _serve(echo: Callable[[str], None], tty: bool) -> None:
         for c in s.children:
             c.close()
         codes = [c.proc.wait() for c in s.children]
+        if shared is not None:
+            shared.close(next((rc for rc in codes if rc != 0), 0))
         with s.cond:
             seconds = time.perf_counter() - s.t0
             cached = not s.compiled_any
@@ -352,6 +376,8 @@ def _serve(echo: Callable[[str], None], tty: bool) -> None:
     except Exception as exc:  # the server keeps serving: races compile on their Start
         echo(f"kernel warm-up failed ({one_line(exc)}); races compile on their first Start")
         _finish("failed", one_line(exc))
+        if shared is not None:
+            shared.close(1)
     finally:
         if s.stop.is_set():
             _finish("stopped")

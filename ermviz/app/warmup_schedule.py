@@ -23,6 +23,7 @@ import threading
 import time
 import weakref
 from collections.abc import Callable, Sequence
+from typing import Any
 
 from ermviz.app.warmup_plan import Item
 from ermviz.app.warmup_terminal import Terminal
@@ -38,9 +39,10 @@ LOAD_ITEM_SECONDS = 0.3
 class Child:
     """One compiling process and what it is on."""
 
-    def __init__(self, proc: subprocess.Popen, planner: bool) -> None:
-        self.proc = proc
+    def __init__(self, proc: Any, planner: bool, follower: bool = False) -> None:
+        self.proc = proc  # a subprocess.Popen, or ermviz.workers' follower of worker 0's
         self.planner = planner
+        self.follower = follower  # (worker 0 hands out the items: never send it one)
         self.item: int | None = None  # the item it builds now
         self.started = 0.0  # when it started that item
         self.lock = threading.Lock()  # its stdin
@@ -57,9 +59,11 @@ class Child:
                 return False
 
     def close(self) -> None:
+        stdin = getattr(self.proc, "stdin", None)
+        if stdin is None:
+            return
         with self.lock, contextlib.suppress(OSError, ValueError):
-            assert self.proc.stdin is not None
-            self.proc.stdin.close()
+            stdin.close()
 
 
 class State:
@@ -85,6 +89,9 @@ class State:
         # Sessions whose Start waits for kernels: model -> labels / when it began waiting.
         self.waiting: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
         self.since: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+        # Worker 0 of a multi-process server: the processes' messages, appended for the
+        # other workers to follow (ermviz.workers.publisher).
+        self.publish: Callable[[str], None] | None = None
 
 
 def lesson_groups(s: State) -> dict[str, list[int]]:
@@ -171,7 +178,9 @@ def assign(s: State, child: Child) -> None:
     """Hand ``child`` its next item (under ``s.cond``): the first of the queue whose kind
     no other process is compiling for the first time; an extra process takes none while
     races run."""
-    if child.item is not None or s.stop.is_set() or not s.queue or child.proc.poll() is not None:
+    if child.follower or child.item is not None or s.stop.is_set() or not s.queue:
+        return
+    if child.proc.poll() is not None:
         return
     if not child.planner and racing():
         return
@@ -214,10 +223,14 @@ def read(s: State, child: Child, echo: Callable[[str], None], out: Terminal) -> 
             msg = json.loads(line)
         except ValueError:
             continue  # (a library's stray print)
+        if s.publish is not None:
+            s.publish(line)
         with s.cond:
             if "plan" in msg:
                 take_plan(s, msg["plan"])
                 out.started(len(s.items))
+            elif "start" in msg and child.follower and 0 <= msg["start"] < len(s.items):
+                s.current = s.items[msg["start"]].label  # (worker 0 handed it out)
             elif "compiling" in msg:
                 if not s.compiled_any:
                     s.compiled_any = True
