@@ -424,7 +424,9 @@ def fn_advance(
         else:
             istate[I_NOPROG] += 1
             if istate[I_NOPROG] >= STALL_ITERS:
-                return _stall(rec, row, k, f, cert, active, istate, fstate, REASON_NO_DECREASE)
+                return _stall(
+                    rec, row, k, f, cert, active, istate, fstate, np.int64(REASON_NO_DECREASE)
+                )
         kind = STEP_NONE
         gamma = 0.0
         m, n_free, tight = _working_set(set_code, set_par, x, g, wk, sg, fstate[F_ENTER])
@@ -501,7 +503,9 @@ def fn_advance(
             )
             istate[I_FUN] += evals
             if kind == STEP_NONE:
-                return _stall(rec, row, k, f, cert, active, istate, fstate, REASON_NO_STEP)
+                return _stall(
+                    rec, row, k, f, cert, active, istate, fstate, np.int64(REASON_NO_STEP)
+                )
         elif kind == STEP_NONE:
             # FW step toward v = LMO(g) (s_idx / s_val), exact line search on [0, 1].
             dir_from_x(MT, x, z, s_idx, s_val, nnz, 1.0, dvec, zd)
@@ -514,7 +518,9 @@ def fn_advance(
             gamma, evals = exact_line_search(line, gd, curv, z, zd, b, 1.0)
             istate[I_FUN] += evals
             if not gamma > 0.0:
-                return _stall(rec, row, k, f, cert, active, istate, fstate, REASON_NO_STEP)
+                return _stall(
+                    rec, row, k, f, cert, active, istate, fstate, np.int64(REASON_NO_STEP)
+                )
             for j in range(p):
                 x[j] += gamma * dvec[j]
             kind = STEP_FW
