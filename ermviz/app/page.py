@@ -38,7 +38,13 @@ from ermviz.app.controls import ControlsView
 from ermviz.app.export_view import ExportView
 from ermviz.app.lessons_view import TAB_INDEX, LessonBanner, LessonsView
 from ermviz.app.model import DashboardModel
-from ermviz.app.notebook import PAGE_FONT, LiveHTML, OfflineFast, keep_unsent_changes
+from ermviz.app.notebook import (
+    PAGE_FONT,
+    LiveHTML,
+    OfflineFast,
+    keep_unsent_changes,
+    release_other_pages,
+)
 from ermviz.app.problem_cache import prebuild
 from ermviz.app.race_view import RaceView
 from ermviz.app.streaming import Streamer
@@ -515,7 +521,10 @@ class Dashboard:
         return [p for p in parts if isinstance(p, _Part) and p._models]
 
     def _refusal(self) -> pn.viewable.Viewable | None:
-        """A notice to display instead of a part while the dashboard shows elsewhere."""
+        """A notice to display instead of a part while the dashboard shows elsewhere (on
+        this page: outputs of a page reloaded since are let go first)."""
+        for part in self._shown():
+            release_other_pages(part)
         if not self._shown():
             return None
         return pn.pane.Alert(
