@@ -200,7 +200,7 @@ MISSING_JS_NOTICE = (
 def _shown_on_page(obj: Any) -> Any:
     """IPython's mime-bundle printer for Panel's and HoloViews' objects: their own bundle,
     after the page got Panel's load if it lacks it (:func:`load_into_page`), with
-    :data:`MISSING_JS_NOTICE`; the output's page is noted (:func:`release_other_pages`)."""
+    :data:`MISSING_JS_NOTICE`; the output's page is noted (:func:`shown_here`)."""
     load_into_page()
     bundle = obj._repr_mimebundle_()
     if not (isinstance(bundle, tuple) and len(bundle) == 2):
@@ -248,19 +248,20 @@ def _drop_output(ref: str) -> None:
         view[0]._cleanup(view[1])
 
 
-def release_other_pages(viewable: Any) -> None:
-    """Forget ``viewable``'s notebook outputs sent to another page than the one whose
-    request the kernel is running: a page reloaded (or closed) since, whose outputs are
-    gone with it. Bokeh models belong to one document, so a view whose live figures are
-    shared (the dashboard's parts) can show again only once its old outputs are let go.
-    (An output still open in another browser tab or console stops updating.)"""
+def shown_here(viewables: list[Any]) -> list[Any]:
+    """The ``viewables`` still displayed once their notebook outputs sent to another page
+    than the one whose request the kernel is running are forgotten: a page reloaded (or
+    closed) since, whose outputs are gone with it. Bokeh models belong to one document, so
+    a view whose live figures are shared (the dashboard's parts) can show again only once
+    its old outputs are let go. (An output still open in another browser tab or console
+    stops updating.)"""
     page = current_page()
-    if page is None:
-        return
-    for ref in list(getattr(viewable, "_models", {})):
-        shown_on = _output_pages.get(ref)
-        if shown_on is not None and shown_on != page:
-            _drop_output(ref)
+    for viewable in viewables if page is not None else ():
+        for ref in list(getattr(viewable, "_models", {})):
+            shown_on = _output_pages.get(ref)
+            if shown_on is not None and shown_on != page:
+                _drop_output(ref)
+    return [v for v in viewables if getattr(v, "_models", None)]
 
 
 #: Set in the thread running :func:`_unpublished`'s block.

@@ -38,13 +38,7 @@ from ermviz.app.controls import ControlsView
 from ermviz.app.export_view import ExportView
 from ermviz.app.lessons_view import TAB_INDEX, LessonBanner, LessonsView
 from ermviz.app.model import DashboardModel
-from ermviz.app.notebook import (
-    PAGE_FONT,
-    LiveHTML,
-    OfflineFast,
-    keep_unsent_changes,
-    release_other_pages,
-)
+from ermviz.app.notebook import PAGE_FONT, LiveHTML, OfflineFast, keep_unsent_changes, shown_here
 from ermviz.app.problem_cache import prebuild
 from ermviz.app.race_status import Starting, race_line, race_summary, run_chips, sized
 from ermviz.app.race_view import RaceView
@@ -552,9 +546,7 @@ class Dashboard:
     def _refusal(self) -> pn.viewable.Viewable | None:
         """A notice to display instead of a part while the dashboard shows elsewhere (on
         this page: outputs of a page reloaded since are let go first)."""
-        for part in self._shown():
-            release_other_pages(part)
-        if not self._shown():
+        if not shown_here(self._shown()):
             return None
         return pn.pane.Alert(
             "This dashboard already shows in another output: a dashboard, or any part of "
