@@ -53,6 +53,11 @@ class Solver(ABC):
     #: Record columns whose final value the CLI's JSON summary reports beside the
     #: objective and gap (work counters such as ``kernel_evals`` or ``samples``).
     summary_columns: tuple[str, ...] = ()
+    #: Work counters (record columns) this method spends in jumps, all of a jump before
+    #: the row that follows it, rather than along the way between rows: SAA draws every
+    #: sample before its first Newton step. Plots against such a counter draw the method's
+    #: curve as steps (its certificate holds until the count is spent), not as a line.
+    work_jumps: tuple[str, ...] = ()
     #: Set by ``advance`` when it ends a run: why it ended that way (e.g. why it stalled,
     #: or that the best certified point is reported); the runner adds it to its message.
     end_note: str = ""

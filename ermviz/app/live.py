@@ -51,7 +51,12 @@ def live_fit(estimator: Estimator, X: Any, y: Any, *, every: float = PUSH_SECOND
     from bokeh.models import ColumnDataSource
 
     from ermviz.app.figures import TracePlots
-    from ermviz.app.notebook import in_notebook_kernel, keep_unsent_changes, notebook_extension
+    from ermviz.app.notebook import (
+        in_notebook_kernel,
+        keep_unsent_changes,
+        notebook_extension,
+        open_from_kernel,
+    )
     from ermviz.app.race import PALETTE, Slot
     from ermviz.app.streaming import RunSources
 
@@ -96,8 +101,7 @@ def live_fit(estimator: Estimator, X: Any, y: Any, *, every: float = PUSH_SECOND
             # open the output's comm (Panel's own push then waits for the kernel's event
             # loop, which waits for the cell): open it from the kernel's side, and send
             # the changes held on the output's document.
-            if not comm._comm:
-                comm.init()
+            open_from_kernel(comm)
             push(doc, comm)
 
     slot.started = True

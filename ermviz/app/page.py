@@ -38,7 +38,7 @@ from ermviz.app.controls import ControlsView
 from ermviz.app.export_view import ExportView
 from ermviz.app.lessons_view import TAB_INDEX, LessonBanner, LessonsView
 from ermviz.app.model import DashboardModel
-from ermviz.app.notebook import PAGE_FONT, LiveHTML, OfflineFast, keep_unsent_changes
+from ermviz.app.notebook import PAGE_FONT, LiveHTML, OfflineFast, keep_unsent_changes, shown_here
 from ermviz.app.problem_cache import prebuild
 from ermviz.app.race_status import Starting, race_line, race_summary, run_chips, sized
 from ermviz.app.race_view import RaceView
@@ -547,8 +547,9 @@ class Dashboard:
         return [p for p in parts if isinstance(p, _Part) and p._models]
 
     def _refusal(self) -> pn.viewable.Viewable | None:
-        """A notice to display instead of a part while the dashboard shows elsewhere."""
-        if not self._shown():
+        """A notice to display instead of a part while the dashboard shows elsewhere (on
+        this page: outputs of a page reloaded since are let go first)."""
+        if not shown_here(self._shown()):
             return None
         return pn.pane.Alert(
             "This dashboard already shows in another output: a dashboard, or any part of "
