@@ -145,6 +145,13 @@ def current_page() -> str | None:
     return str(header.get("session", ""))
 
 
+def page_has_panel_js() -> bool:
+    """Whether the page whose request the kernel is running was sent Panel's JavaScript
+    by this kernel (:func:`load_into_page`); True outside a kernel."""
+    page = current_page()
+    return page is None or page in _loaded_pages
+
+
 def _publishing() -> bool:
     """False while what is displayed does not reach the page: inside :func:`_unpublished`,
     or while IPython captures it (``%%capture``)."""
