@@ -113,6 +113,19 @@ class FaceNewtonSolver(Solver):
         rows = face_newton.advance(self.state, self._rec[:max_rows], self.tol, stop_at)
         return self._rec[:rows], int(self.state.status)
 
+    def warm_start(self, x: np.ndarray) -> None:
+        """Start from ``x`` (moved into the set by :meth:`.ConstraintSet.inside`) instead of
+        the problem's start point; before the first step only. The kernel recomputes
+        ``M x`` and the gradient at every iteration, so the point is all it needs."""
+        if self.iteration > 0:
+            raise SettingError("warm_start must be called before the first step")
+        x = np.asarray(x, dtype=np.float64)
+        if x.shape != self.state.x.shape:
+            raise SettingError(
+                f"warm start has {x.shape[0]} coordinates; this problem has {self.state.x.shape[0]}"
+            )
+        self.state.x[:] = self.cset.inside(x)
+
     def iterate(self) -> np.ndarray:
         return self.state.x.copy()
 
