@@ -144,7 +144,8 @@ CERTIFICATE_SETTINGS = (
         "gap",
         "choice",
         "absolute",
-        "tol applies to the absolute duality gap or to the relative one (gap / D)",
+        "tol applies to the absolute duality gap or to the relative one (gap / D; the "
+        "certificate kind is then rel_duality_gap)",
         choices=("absolute", "relative"),
     ),
     Setting(

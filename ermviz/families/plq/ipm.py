@@ -165,6 +165,8 @@ class PlqIpmSolver(Solver, Method):
             )
         self.tol = float(tol)
         self.relative = settings["gap"] == "relative"
+        # The trace and the summary say which gap the certificate column holds.
+        self.certificate_kind = "rel_duality_gap" if self.relative else "duality_gap"
         self.feas_tol = float(settings["feas_tol"])
         n, d, K, L, H = pb.n, pb.d, pb.K, pb.L, pb.H
         nl1 = pb.l1w.shape[0]

@@ -203,6 +203,8 @@ class ReHLineSolver(Solver, Method):
         self.problem = pb = problem
         self.tol = float(tol)
         self.relative = settings["gap"] == "relative"
+        # The trace and the summary say which gap the certificate column holds.
+        self.certificate_kind = "rel_duality_gap" if self.relative else "duality_gap"
         self.feas_tol = float(settings["feas_tol"])
         self._X = kernel_rows(pb.X)
         self._A = kernel_csr32(pb.A)
