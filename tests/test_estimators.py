@@ -135,6 +135,8 @@ CLI_CASES = [
             "5",
             "--set",
             "intercept=true",
+            "--set",
+            "cg_max=10",
         ],
         _same(1e-4),
     ),
@@ -182,6 +184,8 @@ CLI_CASES = [
             "300",
             "--set",
             "intercept=true",
+            "--set",
+            "cg_max=10",
         ],
         _lasso_scaled(1e-4),
     ),
@@ -201,13 +205,13 @@ CLI_CASES = [
     (
         E.PLQClassifier(loss="svm2", C=0.5, method="rehline", tol=1e-8),
         "a1a",
-        [*PLQ, "--set", "loss=svm2", "--C", "0.5", "--method", "rehline"],
+        [*PLQ, "--set", "loss=svm2", "--C", "0.5", "--method", "rehline", "--set", "check_work=3"],
         _same(1e-8),
     ),
     (
         E.PLQClassifier(),
         "a1a",
-        [*PLQ, "--set", "loss=svm", "--C", "1", "--method", "ipm"],
+        [*PLQ, "--set", "loss=svm", "--C", "1", "--method", "rehline", "--set", "check_work=3"],
         _same(1e-4),
     ),
     (
@@ -591,7 +595,7 @@ def test_convergence_warning_names_the_certificate_and_the_fix():
     ds = load_dataset("a1a")
     with pytest.warns(ConvergenceWarning) as caught:
         est = E.PLQClassifier(method="rehline", max_iter=2).fit(ds.X, ds.y)
-    text = str(caught[0].message)
+    text = next(str(w.message) for w in caught if w.category is ConvergenceWarning)
     assert est.status_ == "max_iter" and est.n_iter_ == 2
     assert "relative duality gap" in text and f"{est.certificate_:.3g}" in text
     assert "max_iter=2" in text and "StandardScaler" in text and "raise max_iter" in text

@@ -13,9 +13,9 @@ estimator                     problem            default method (``method="auto"
 ============================  =================  ===========================================
 ConstrainedLogisticRegression ``logreg-l1``      ``face-newton`` (``fw`` on the l2 ball)
 ConstrainedLeastSquares       ``least-squares``  ``face-newton`` (``fw`` on the l2 ball)
-L2SVMClassifier               ``plq`` (svm2)     ``ipm`` or ``rehline``, by the data's shape
-PLQClassifier, PLQRegressor   ``plq``            ``ipm`` or ``rehline``, by the data's shape
-LSSVMClassifier, -Regressor   ``lssvm``          ``cg-reduced``, or ``smo`` past the cache
+L2SVMClassifier               ``plq`` (svm2)     ``primal-newton``
+PLQClassifier, PLQRegressor   ``plq``            ``primal-newton``, ``rehline`` or ``ipm``
+LSSVMClassifier, -Regressor   ``lssvm``          ``smo`` or ``cg-reduced``, by n and ``C``
 ============================  =================  ===========================================
 
 As scikit-learn's: deterministic budgets (``max_iter``; a time budget only with

@@ -26,7 +26,7 @@ import math
 import time
 import warnings
 from abc import ABCMeta, abstractmethod
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, ClassVar
 
 import numpy as np
@@ -50,6 +50,7 @@ if TYPE_CHECKING:
 #: so its budget grows with the rows (:func:`default_max_iter`).
 DEFAULT_MAX_ITER: dict[str, int] = {
     "face-newton": 1000,
+    "primal-newton": 1000,
     "rehline": 1000,
     "ipm": 200,
     "cg-reduced": 1000,
@@ -61,6 +62,9 @@ FALLBACK_MAX_ITER = 100_000
 SMO_STEPS_PER_ROW = 20
 #: Rows asked of the solver per call when nobody watches and no time budget is set.
 CHUNK_ROWS = 4096
+#: :func:`drive`'s status for a fit ended by ``max_time`` (the runner's "max_time"; no
+#: kernel status has this value).
+_TIMED_OUT = -1
 
 CERTIFICATE_WORDS = {
     "fw_gap": "Frank-Wolfe gap",
@@ -125,7 +129,6 @@ class Outcome:
     objective: float
     certificate: float
     time_s: float
-    extra: dict[str, float] = field(default_factory=dict)
 
 
 def check_choice(owner: str, name: str, value: Any, choices: tuple[str, ...]) -> None:
@@ -190,21 +193,19 @@ def drive(solver: Solver, max_iter: int, max_time: float | None) -> Outcome:
                 break
             last = rec[-1].copy()
         if timed_out and status not in (STATUS_CONVERGED, STATUS_NONFINITE):
-            status = -1  # ended by the time budget (the runner's "max_time")
+            status = _TIMED_OUT
             break
         if max_time is not None and dt > 0:
             rows = int(min(max(rows * 0.05 / dt, 1), 4 * rows + 1, CHUNK_ROWS))
     if last is None:  # pragma: no cover - every solver records its start
         raise SettingError("the solver recorded no iterate")
-    extra = {c: float(last[i]) for i, c in enumerate(cols)}
     outcome = Outcome(
-        status="max_time" if status == -1 else KERNEL_STATUS_NAMES.get(status, "error"),
+        status="max_time" if status == _TIMED_OUT else KERNEL_STATUS_NAMES.get(status, "error"),
         message="",
         n_iter=int(last[i_it]),
         objective=float(last[i_obj]),
         certificate=float(last[i_cert]),
         time_s=spent,
-        extra=extra,
     )
     if status == STATUS_NONFINITE:
         outcome.status = "error"
@@ -212,7 +213,7 @@ def drive(solver: Solver, max_iter: int, max_time: float | None) -> Outcome:
             f"the objective or certificate became NaN/inf at iteration {outcome.n_iter}; "
             "scale the features (e.g. sklearn.preprocessing.StandardScaler)"
         )
-    elif status == -1:
+    elif status == _TIMED_OUT:
         outcome.message = f"reached max_time={max_time:g} s"
     elif status != STATUS_CONVERGED and getattr(solver, "end_note", ""):
         outcome.message = solver.end_note
@@ -307,14 +308,15 @@ class SolverEstimator(BaseEstimator, metaclass=ABCMeta):
         if not self._classifier:
             return X, np.asarray(y, dtype=np.float64), "regression"
         check_classification_targets(y)
-        self.classes_, coded = np.unique(y, return_inverse=True)
+        # np.unique without return_inverse: a sort, not an argsort (3x faster on 4e4 labels).
+        self.classes_ = np.unique(y)
         if len(self.classes_) != 2:
             raise ValueError(
                 f"Only binary classification is supported. {type(self).__name__} got y with "
                 f"{len(self.classes_)} class(es); give exactly two classes (or wrap it in "
                 "sklearn.multiclass.OneVsRestClassifier)"
             )
-        return X, np.where(coded == 1, 1.0, -1.0), "binary"
+        return X, np.where(y == self.classes_[1], 1.0, -1.0), "binary"
 
     # -- the fit ----------------------------------------------------------------------
     def _setup(self, X: Any, y: Any) -> Setup:

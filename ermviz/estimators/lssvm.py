@@ -22,11 +22,34 @@ from ermviz.estimators._base import (
 WARM_METHODS = ("cg-reduced", "smo")
 
 
-def auto_method(n_samples: int, kernel_cache_mb: float) -> str:
-    """``cg-reduced`` when the ``n x n`` kernel matrix fits ``kernel_cache_mb`` (each CG
-    iteration is then one product with the cached matrix), else ``smo`` (two kernel
-    columns per step, an LRU cache of columns): {auto_rule}"""
-    return "cg-reduced" if 8.0 * n_samples * n_samples <= kernel_cache_mb * 2**20 else "smo"
+#: ``method="auto"`` runs ``smo`` from this many rows on (below, ``cg-reduced``) ...
+SMO_MIN_ROWS = 1000
+#: ... while ``C`` is at most this (SMO's steps grow with ``C`` faster than CG's products).
+SMO_MAX_C = 10.0
+
+
+def auto_method(n_samples: int, C: float, kernel_cache_mb: float) -> str:
+    """The LS-SVM method ``method="auto"`` runs, by measurement (CPU seconds to the default
+    relative gap 1e-6 on seeded rows of ijcnn1, sigma2 by the median heuristic, the kernel
+    matrix cached; cg-reduced / smo):
+
+    ======  ===============  ===============  =====================================
+    n       C = 1            C = 10           C = 100
+    ======  ===============  ===============  =====================================
+    300     0.0049 / 0.0048  0.0053 / 0.0063  0.0075 / 0.015 (smo: budget used up)
+    2000    0.13 / 0.082     0.22 / 0.15      0.55 / 0.35 (smo: budget used up)
+    5000    0.92 / 0.44      1.85 / 1.09      4.77 / 2.28 (smo: budget used up)
+    ======  ===============  ===============  =====================================
+
+    so ``smo`` (Keerthi & Shevade 2003: two kernel columns per step) from
+    :data:`SMO_MIN_ROWS` rows on while ``C <= 10``, ``cg-reduced`` (Chu, Ong & Keerthi
+    2005) otherwise, as long as the ``n x n`` kernel matrix fits ``kernel_cache_mb``.
+    Beyond the cache ``smo`` always: each CG product would compute an O(n^2) pass of kernel
+    values on the fly (hours at n = 5 x 10^4; ``kernel_plan``), where SMO's LRU cache of
+    columns took 46 s on all of ijcnn1 (``benchmarks/results/lssvm_smo_scale.txt``)."""
+    if 8.0 * n_samples * n_samples > kernel_cache_mb * 2**20:
+        return "smo"
+    return "smo" if n_samples >= SMO_MIN_ROWS and C <= SMO_MAX_C else "cg-reduced"
 
 
 class _Lssvm(SolverEstimator):
@@ -37,7 +60,7 @@ class _Lssvm(SolverEstimator):
     def _plan(self, X: Any, y: np.ndarray) -> Plan:
         method = self.method
         if method == "auto":
-            method = auto_method(X.shape[0], float(self.kernel_cache_mb))
+            method = auto_method(X.shape[0], float(self.C), float(self.kernel_cache_mb))
         settings = {
             "C": self.C,
             "sigma2": self.sigma2,
@@ -97,11 +120,14 @@ _LSSVM_DOC = """
     the same model without the bias: given this estimator's ``intercept_``, KernelRidge
     fitted on ``y - intercept_`` returns ``dual_coef_`` (``(K + I/C) alpha = y - b``).
 
-    Default method (``method="auto"``): ``cg-reduced`` (Chu, Ong & Keerthi 2005, "An
-    improved conjugate gradient scheme to the solution of least squares SVM": one CG on
-    the reduced system of order n - 1) when the ``n x n`` kernel matrix fits
-    ``kernel_cache_mb`` (n <= 5792 at the default 256 MB), ``smo`` (Keerthi & Shevade
-    2003, "SMO algorithm for least-squares SVM formulations") otherwise. {measured_lssvm}
+    Default method (``method="auto"``, :func:`auto_method`, measured): ``smo`` (Keerthi
+    & Shevade 2003, "SMO algorithm for least-squares SVM formulations": two kernel
+    columns per step) from 1000 rows on while ``C <= 10`` (0.44 s against 0.92 s for
+    ``cg-reduced`` at n = 5000, C = 1), and always past the kernel cache; ``cg-reduced``
+    (Chu, Ong & Keerthi 2005, "An improved conjugate gradient scheme to the solution of
+    least squares SVM": one CG on the reduced system of order n - 1) on fewer rows or a
+    larger ``C``, where SMO's steps multiply (at C = 100 it used up its budget of 20 steps
+    per row where CG converged in 73-240 products).
     ``cg-two-system`` (Suykens, Lukas, Van Dooren, De Moor & Vandewalle 1999) stays
     selectable. The certificate is the relative duality gap ``(P - D) / D``.
 """
