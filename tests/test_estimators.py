@@ -43,6 +43,39 @@ def test_all_lists_every_family_estimator():
     }
 
 
+@pytest.mark.parametrize("cls", CLASSES, ids=lambda c: c.__name__)
+def test_docstrings_document_every_parameter_and_attribute(cls):
+    # numpydoc sections as scikit-learn's own; every constructor parameter and every
+    # fitted attribute named in its section.
+    import inspect
+    import re
+
+    doc = cls.__doc__
+    for section in ("Parameters", "Attributes", "Examples"):
+        assert f"\n    {section}\n    {'-' * len(section)}\n" in doc, section
+    params = doc.split("    Parameters\n")[1].split("    Attributes\n")[0]
+    attributes = doc.split("    Attributes\n")[1].split("    Examples\n")[0]
+    documented = set(re.findall(r"^    (\w+)(?:, (\w+))? :", params, re.M))
+    names = {n for pair in documented for n in pair if n}
+    assert set(inspect.signature(cls).parameters) <= names
+    X, y = _ill_posed(cls._classifier)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        est = cls().fit(X, y)
+    fitted = {k for k in vars(est) if k.endswith("_") and not k.startswith("_")}
+    assert {n for n in fitted if f"    {n} :" not in attributes} == set()
+    assert "{" + "run_params}" not in doc and "{" + "run_attributes}" not in doc
+
+
+@pytest.mark.parametrize("module", ["constrained", "svm", "plq", "lssvm"])
+def test_docstring_examples_run(module):
+    import doctest
+    import importlib
+
+    result = doctest.testmod(importlib.import_module(f"ermviz.estimators.{module}"))
+    assert result.attempted > 0 and result.failed == 0
+
+
 # -- scikit-learn's own checks ------------------------------------------------------------
 
 

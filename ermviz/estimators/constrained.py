@@ -261,8 +261,8 @@ class ConstrainedLeastSquares(RegressorMixin, _Constrained):
     >>> from sklearn.datasets import load_diabetes
     >>> from ermviz.estimators import ConstrainedLeastSquares
     >>> X, y = load_diabetes(return_X_y=True)
-    >>> model = ConstrainedLeastSquares(radius=1000.0).fit(X, y)
-    >>> bool(abs(model.coef_).sum() + abs(model.intercept_) <= 1000.0 + 1e-9)
+    >>> model = ConstrainedLeastSquares().fit(X, y)  # radius: half the least-squares norm
+    >>> bool(abs(model.coef_).sum() + abs(model.intercept_) <= model.radius_ * (1 + 1e-12))
     True
     >>> model.score(X, y) > 0.45
     True
