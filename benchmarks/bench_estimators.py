@@ -169,6 +169,32 @@ def models(Xtr, ytr):
     )
 
 
+#: The trace columns that count a method's work (the measured reason of a ratio).
+WORK_COLUMNS = ("data_passes", "hvps", "epoch", "coord_updates")
+
+
+def work(est, X, y) -> str:
+    """What ermviz's fit did, from its trace (a refit with ``keep_trace=True``)."""
+    from sklearn.base import clone
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        traced = clone(est).set_params(keep_trace=True).fit(X, y)
+    last = traced.trace_.iloc[-1]
+    counts = [f"{c} {last[c]:.4g}" for c in WORK_COLUMNS if c in traced.trace_.columns]
+    return ", ".join(counts) or "no work counters"
+
+
+def reference_work(est) -> str:
+    """A reference's iterations, and whether its iteration cap ended it."""
+    n_iter = int(np.max(np.atleast_1d(getattr(est, "n_iter_", -1))))
+    cap = getattr(est, "max_iter", None)
+    capped = cap is not None and n_iter >= cap
+    return f"{n_iter} iterations" + (
+        f" (its max_iter={cap}: stopped unconverged)" if capped else ""
+    )
+
+
 def comparisons(rep: Report, names: list[str], repeats: int, checks: list) -> list[list]:
     summary = []
     for name in names:
@@ -200,8 +226,11 @@ def comparisons(rep: Report, names: list[str], repeats: int, checks: list) -> li
             )  # fmt: skip
             rep.emit(
                 f"   ermviz: {est.n_iter_} iterations, status {est.status_}, solver "
-                f"{est.fit_time_:.4g} s (wall) of {m_ours:.4g} s"
+                f"{est.fit_time_:.4g} s (wall) of {m_ours:.4g} s; {work(est, Xtr, ytr)}"
             )
+            for k, (_, _, e) in res.items():
+                if k != "ermviz":
+                    rep.emit(f"   {k}: {reference_work(e)}")
             for k, (t, m, e) in res.items():
                 if k == "ermviz":
                     continue
