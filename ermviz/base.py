@@ -230,6 +230,13 @@ class Problem(ABC):
         shows these values, so its sidebar says what the problem will be built with."""
         return {}
 
+    @classmethod
+    def certificate_kind_for(cls, settings: dict[str, Any]) -> str:
+        """What the certificate column holds on this problem built with ``settings`` (a
+        setting may choose it, e.g. a running average); by default
+        :attr:`certificate_kind`. The dashboard names it on its plots before a race."""
+        return cls.certificate_kind
+
     # Reference math (numpy), implemented by each problem.
     @abstractmethod
     def objective(self, x: np.ndarray) -> float:

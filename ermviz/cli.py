@@ -43,8 +43,36 @@ def _int(text: str) -> int:
         raise argparse.ArgumentTypeError(f"{text!r} is not an integer") from None
 
 
+_DESCRIPTION = """\
+ermviz: an interactive laboratory for empirical-risk-minimization solvers. Every command
+runs the same solvers and writes the same traces as the dashboard."""
+
+_EXAMPLES = """\
+examples:
+  {prog} serve                  the dashboard at http://127.0.0.1:5006/app (bundled data)
+  {prog} run --dataset a1a --problem logreg-l1 --method pfw --radius 10 --tol 1e-8
+  {prog} run --dataset wdbc --standardize --problem svm-dual --C 1 --method pfw --out t.csv
+  {prog} methods                the problems, methods, step rules and their settings
+  {prog} datasets               the catalog, and where each file was found
+
+{prog} COMMAND --help describes a command's options."""
+
+
+def _prog() -> str:
+    """How the user started us: ``ermviz`` (the installed script) or ``python -m ermviz``
+    (``sys.argv[0]`` is then the package's ``__main__.py``)."""
+    name = Path(sys.argv[0]).name if sys.argv and sys.argv[0] else ""
+    return "python -m ermviz" if name in ("__main__.py", "-m", "-c", "") else "ermviz"
+
+
 def build_parser() -> argparse.ArgumentParser:
-    p = _Parser(prog="python -m ermviz", description=__doc__.splitlines()[0])
+    prog = _prog()
+    p = _Parser(
+        prog=prog,
+        description=_DESCRIPTION,
+        epilog=_EXAMPLES.format(prog=prog),
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
     sub = p.add_subparsers(dest="command", required=True, parser_class=_Parser)
 
     r = sub.add_parser("run", help="solve one problem headless and print a JSON summary")
@@ -65,8 +93,8 @@ def build_parser() -> argparse.ArgumentParser:
         "--radius",
         type=_float,
         help=(
-            "logreg-l1, least-squares, matrix-completion: radius > 0 of the l1 / l2 / "
-            "nuclear-norm ball (K-sparse: tau; shorthand for --set radius=)"
+            "logreg-l1, least-squares, matrix-completion: radius in [1e-150, 1e150] of "
+            "the l1 / l2 / nuclear-norm ball (K-sparse: tau; shorthand for --set radius=)"
         ),
     )
     r.add_argument("--tol", type=_float, default=1e-6, help="stop at certificate <= tol")
@@ -163,7 +191,9 @@ def build_parser() -> argparse.ArgumentParser:
         description=(
             "Serve the dashboard with `panel serve`: loopback only, websocket origins "
             "localhost:PORT and 127.0.0.1:PORT, closed sessions dropped after 5 s, "
-            "PYTHONMALLOC=malloc MALLOC_ARENA_MAX=2, numba kernels compiled in the background."
+            "PYTHONMALLOC=malloc MALLOC_ARENA_MAX=2, numba kernels compiled in the background. "
+            "Beyond the loopback interface a password is required (--password; the password "
+            "itself comes from ERMVIZ_PASSWORD or the terminal, never the command line)."
         ),
     )
     sv.add_argument(
@@ -185,6 +215,36 @@ def build_parser() -> argparse.ArgumentParser:
         default=None,
         help="solver threads computing at once, also numba's threads "
         "(default: the usable CPUs; 0 = no limit)",
+    )
+    sv.add_argument(
+        "--procs",
+        type=_int,
+        default=None,
+        help="worker processes building pages (default: 1 on 127.0.0.1; beyond it one per "
+        "usable core, at most one per GiB of available memory); they share --threads",
+    )
+    sv.add_argument(
+        "--password",
+        action="store_true",
+        help="a login page: the class password from ERMVIZ_PASSWORD, else typed here "
+        "(required when --address is not a loopback one)",
+    )
+    sv.add_argument(
+        "--admin-password",
+        action="store_true",
+        help="also the teacher's password (ERMVIZ_ADMIN_PASSWORD, else typed): only the "
+        "teacher's sessions may open results folders",
+    )
+    sv.add_argument(
+        "--no-password",
+        action="store_true",
+        help="serve beyond the loopback interface without a password (a warning)",
+    )
+    sv.add_argument(
+        "--results-for-all",
+        action="store_true",
+        help="let every session open results folders (default: on 127.0.0.1 without a "
+        "password only)",
     )
     sv.add_argument(
         "--show",
@@ -542,6 +602,11 @@ def main(argv: list[str] | None = None) -> int:
                 show=args.show,
                 warmup=args.warmup,
                 print_only=args.print_command,
+                procs=args.procs,
+                password=args.password,
+                admin_password=args.admin_password,
+                no_password=args.no_password,
+                results_for_all=args.results_for_all,
             )
         return _cmd_datasets()
     except ErmvizError as exc:

@@ -25,6 +25,7 @@ import numpy as np
 import pandas as pd
 
 from ermviz.errors import SettingError
+from ermviz.io import write_bytes_atomic, write_text_atomic
 from ermviz.sweep import load_summaries, load_traces
 
 #: Certificates are drawn on log axes: values below this floor (zeros) are drawn at it.
@@ -215,8 +216,17 @@ def _save_png_profile(prof: pd.DataFrame, path: Path) -> None:
     ax.legend(fontsize=8)
     ax.set_title("Performance profile (Dolan & More 2002)")
     fig.tight_layout()
-    fig.savefig(path, dpi=110)
+    _save_figure(fig, path)
     plt.close(fig)
+
+
+def _save_figure(fig: Any, path: Path) -> None:
+    """``fig`` as PNG at ``path``, written atomically (:mod:`ermviz.io`)."""
+    import io
+
+    buf = io.BytesIO()
+    fig.savefig(buf, format="png", dpi=110)
+    write_bytes_atomic(buf.getvalue(), path)
 
 
 def _save_png_curves(lines: pd.DataFrame, dataset: str, path: Path) -> None:
@@ -234,7 +244,7 @@ def _save_png_curves(lines: pd.DataFrame, dataset: str, path: Path) -> None:
     ax.set_title(dataset)
     ax.legend(fontsize=8)
     fig.tight_layout()
-    fig.savefig(path, dpi=110)
+    _save_figure(fig, path)
     plt.close(fig)
 
 
@@ -294,12 +304,12 @@ def write_report(
     text = format_table(table, fmt)
     files = {}
     files["table"] = rep / f"table.{fmt}"
-    files["table"].write_text(text)
+    write_text_atomic(text, files["table"])
     prof = performance_profile(ttt)
     files["profile_png"] = rep / "profile.png"
     _save_png_profile(prof, files["profile_png"])
     files["profile_html"] = rep / "profile.html"
-    files["profile_html"].write_text(
+    write_text_atomic(
         _html_figure(
             {
                 lab: (g["tau"].to_numpy(), g["fraction"].to_numpy())
@@ -310,7 +320,8 @@ def write_report(
             "fraction solved",
             True,
             False,
-        )
+        ),
+        files["profile_html"],
     )
     for ds in sorted(traces["dataset"].unique()) if len(traces) else []:
         lines = curves(summaries, traces, ds)
@@ -318,7 +329,7 @@ def write_report(
         png = rep / f"curves_{safe}.png"
         _save_png_curves(lines, str(ds), png)
         html = rep / f"curves_{safe}.html"
-        html.write_text(
+        write_text_atomic(
             _html_figure(
                 {
                     name: (g["time_s"].to_numpy(), g["certificate"].to_numpy())
@@ -329,7 +340,8 @@ def write_report(
                 "certificate",
                 False,
                 True,
-            )
+            ),
+            html,
         )
         files[f"curves_{safe}_png"] = png
         files[f"curves_{safe}_html"] = html

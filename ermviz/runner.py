@@ -585,10 +585,10 @@ def versions() -> dict[str, str]:
     import numba
     import scipy
 
-    import ermviz
+    from ermviz._version import __version__
 
     return {
-        "ermviz": ermviz.__version__,
+        "ermviz": __version__,
         "numpy": np.__version__,
         "scipy": scipy.__version__,
         "numba": numba.__version__,

@@ -33,6 +33,9 @@ class Setting:
         Allowed values for ``kind="choice"``.
     help : str
         One line shown by ``python -m ermviz methods`` and as widget tooltips.
+    range_note : str, optional
+        Why the range is what it is, appended to an out-of-range error (e.g. the float64
+        limit behind a set's largest radius).
     """
 
     name: str
@@ -44,6 +47,7 @@ class Setting:
     low_open: bool = False
     high_open: bool = False
     choices: tuple[str, ...] | None = None
+    range_note: str = ""
 
     def range_text(self) -> str:
         """Human-readable allowed range, e.g. ``(0, inf)`` or ``{fw, afw}``."""
@@ -98,8 +102,9 @@ class Setting:
                     f"{label}={out} is not a finite number; allowed range {self.range_text()}"
                 )
             if not self._in_range(out):
+                note = f" ({self.range_note})" if self.range_note else ""
                 raise SettingError(
-                    f"{label}={_fmt(out)} is out of range; allowed range {self.range_text()}"
+                    f"{label}={_fmt(out)} is out of range; allowed range {self.range_text()}{note}"
                 )
         return out
 

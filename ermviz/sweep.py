@@ -61,7 +61,7 @@ from typing import Any
 import pandas as pd
 
 from ermviz.errors import ErmvizError, SettingError
-from ermviz.io import write_frame_atomic
+from ermviz.io import write_frame_atomic, write_text_atomic
 
 GRID_KEYS = {
     "datasets",
@@ -392,7 +392,7 @@ def sweep(
     out = Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     if cfg.text:
-        (out / "config.toml").write_text(cfg.text)
+        write_text_atomic(cfg.text, out / "config.toml")
     done = finished_cells(out, include_failed=not retry_failed)
     todo = [c for c in cfg.cells if c.cell_id not in done]
     _remove_partial_writes(out, todo)

@@ -32,11 +32,24 @@ One iteration (one record row) at ``x_k``:
    Hessian-vector products ``M_W^T (D (M_W d))`` computed from the data (never the
    Hessian), stopped at relative residual ``min(cg_rtol, sqrt(||P g_W||))``. Then
    Armijo backtracking along the projected arc ``x(t) = clip(x + t d)`` (projected
-   Newton, Bertsekas 1982): a coordinate that would cross zero or its bound stops there,
-   so several coordinates may leave the face in one step (tag ``drop``; else ``newton``).
-   On the simplex the arc would leave the equality, so the step is a straight line
-   capped by the ratio test (the blocking coordinate set to 0 exactly), and entering
-   coordinates whose direction is negative are removed and the direction solved again.
+   Newton, Bertsekas 1982; :mod:`solvers.face_arc`): a coordinate that would cross zero
+   or its bound stops there, so several coordinates may leave the face in one step (tag
+   ``drop``; else ``newton``).
+   On the simplex the step follows the projected path instead
+   (:mod:`solvers.face_simplex`): along ``d`` to the ratio test's bound, where the
+   blocking coordinates are set to 0 exactly, then on without them, each piece to the
+   minimizer of the exact quadratic (not Armijo on function values, whose differences
+   are rounding noise for tiny steps); entering coordinates whose direction is negative
+   are removed and the direction solved again.
+5. On the simplex the fallback of step 3 (and of a face step that would make no
+   measurable progress) is the pairwise step between the held coordinate with the
+   largest gradient and the FW vertex (Lacoste-Julien & Jaggi 2015; tags ``pairwise`` /
+   ``drop``), not a FW step, whose rescaling of every coordinate leaves tiny remainders.
+
+A run that cannot progress ends as stalled, with a reason code (``istate[I_REASON]``,
+:data:`STALL_REASONS`): the fallback step found no decrease, or the objective (computed
+from scratch at every row) has not decreased beyond rounding (``RESOLUTION |f|``) for
+``STALL_ITERS`` iterations: the tolerance is then below what float64 resolves here.
 
 Cost counters (cumulative, per row): ``grad_evals``, ``fun_evals`` (arc or line trials),
 ``lmo_calls`` (the certificate's, and the local gap's when a face exists), ``hvps`` (Hessian-vector
@@ -53,6 +66,8 @@ import math
 import numpy as np
 from numba import njit
 
+from solvers.face_arc import arc_trial, at_bound, loss_at, make_feasible, sum_bound
+from solvers.face_simplex import RESOLUTION, simplex_face_step, simplex_pairwise_step
 from solvers.fw import terminal_status
 from solvers.fw_vparts import (
     L_RIDGE,
@@ -66,7 +81,6 @@ from solvers.fw_vparts import (
 from solvers.linalg import dot, rmatvec, row_axpy, row_dot_long
 from solvers.lmo import (
     P_HI,
-    P_K,
     P_LO,
     P_RADIUS,
     SET_BOX,
@@ -84,7 +98,6 @@ from solvers.steps import (
     P_MAX_TRIALS,
     exact_line_search,
     exp_nonpositive,
-    log1p_unit,
 )
 from solvers.tags import (
     BASE_COLUMNS,
@@ -96,7 +109,16 @@ from solvers.tags import (
     STEP_NONE,
 )
 
-__all__ = ["FN_RECORD_COLUMNS", "FNState", "advance", "fn_advance", "new_state"]
+__all__ = [
+    "FN_RECORD_COLUMNS",
+    "STALL_ITERS",
+    "STALL_REASONS",
+    "FNState",
+    "advance",
+    "fn_advance",
+    "new_state",
+    "stall_reason",
+]
 
 FN_RECORD_COLUMNS = (*BASE_COLUMNS, "grad_evals", "fun_evals", "lmo_calls", "hvps", "data_passes")
 _C_GRAD, _C_FUN, _C_LMO, _C_HVP, _C_PASS = 6, 7, 8, 9, 10
@@ -112,13 +134,24 @@ I_GRAD = 6
 I_FUN = 7
 I_LMO = 8
 I_HVP = 9
-N_ISTATE = 10
+I_NOPROG = 10  # iterations since the objective last decreased beyond rounding
+I_REASON = 11  # why the run stalled (REASON_*)
+N_ISTATE = 12
 # Float state.
 F_PASSES = 0
 F_ENTER = 1  # enter_frac
 F_BLEND = 2  # blend_K
 F_CG_RTOL = 3
-N_FSTATE = 4
+F_FREF = 4  # the objective at the last decrease beyond rounding
+N_FSTATE = 5
+
+# Why a run stalled (istate[I_REASON]); the method class words them.
+REASON_NONE = 0
+REASON_NO_STEP = 1  # the fallback (FW or pairwise) step found no decrease
+REASON_NO_DECREASE = 2  # f flat to rounding for STALL_ITERS iterations
+STALL_REASONS = {REASON_NO_STEP: "no_step", REASON_NO_DECREASE: "no_decrease"}
+#: Iterations without a decrease of ``f`` beyond ``RESOLUTION |f|`` that end a run.
+STALL_ITERS = 50
 
 # Relative slack under which the sum constraint counts as tight.
 _TIGHT = 1e-9
@@ -139,16 +172,13 @@ def _record(rec, row, k, f, cert, gamma, kind, active, istate, fstate):
     rec[row, _C_PASS] = fstate[F_PASSES]
 
 
-@njit(cache=True, inline="always")
-def _sum_bound(set_code, set_par):
-    """Right-hand side of the signed-sum constraint (inf: none)."""
-    if set_code == SET_L1:
-        return set_par[P_RADIUS]
-    if set_code == SET_KSPARSE:
-        return set_par[P_RADIUS] * set_par[P_K]
-    if set_code == SET_SIMPLEX:
-        return 1.0
-    return np.inf
+@njit(cache=True)
+def _stall(rec, row, k, f, cert, active, istate, fstate, reason):
+    """Record ``x_k`` without stepping and end the run as stalled for ``reason``."""
+    _record(rec, row, k, f, cert, 0.0, STEP_NONE, active, istate, fstate)
+    istate[I_STATUS] = STATUS_STALLED
+    istate[I_REASON] = reason
+    return row + 1
 
 
 @njit(cache=True, fastmath={"reassoc", "contract"}, error_model="numpy")
@@ -240,23 +270,6 @@ def _face_cg(
     return gd
 
 
-@njit(cache=True, fastmath={"reassoc", "contract"}, error_model="numpy")
-def _loss_at(loss_code, loss_par, b, zt):
-    """The loss part of ``f`` at margins ``zt`` (no ridge)."""
-    n = zt.shape[0]
-    if loss_code == LOSS_SQUARED:
-        acc = 0.0
-        for i in range(n):
-            e = zt[i] - b[i]
-            acc += e * e
-        return loss_par[L_SCALE] * acc
-    acc = 0.0
-    for i in range(n):
-        u = b[i] * zt[i]
-        acc += (-u if u < 0.0 else 0.0) + log1p_unit(exp_nonpositive(-abs(u)))
-    return acc / n
-
-
 @njit(cache=True)
 def _working_set(set_code, set_par, x, g, wk, sg, enter_frac):
     """The face (free coordinates), the sum constraint's status and the entering
@@ -286,7 +299,7 @@ def _working_set(set_code, set_par, x, g, wk, sg, enter_frac):
             sg[m] = sj
             m += 1
     n_free = m
-    bound = _sum_bound(set_code, set_par)
+    bound = sum_bound(set_code, set_par)
     tight = set_code == SET_SIMPLEX or (signed and s_abs >= bound * (1.0 - _TIGHT))
     lam = 0.0
     if tight and n_free > 0:
@@ -353,62 +366,6 @@ def _local_gap(set_code, set_par, x, g, wk, m, q, s_idx, s_val):
     return dot(q, x) - atom_dot(s_idx, s_val, nnz, q)
 
 
-@njit(cache=True)
-def _arc_trial(set_code, set_par, x, wk, sg, m, d, gamma, xt, MT, z, zd, zt, wfrac, fstate, rest):
-    """``x(gamma)`` on ``W`` into ``xt[:m]`` and ``zt = M x(gamma)``.
-
-    The projected arc (Bertsekas 1982): box, clip to the bounds; l1 and K-sparse, the
-    Euclidean projection of ``x + gamma d`` onto ``{0 <= s_t y_t <= cap, sum_t s_t y_t <=
-    bound - rest}`` (the face's orthant and the sum constraint; ``rest`` = the fixed
-    coordinates' share), a clip shifted by a threshold found by bisection; simplex, the
-    straight line (``gamma`` is within the ratio test; rounding clipped at 0).
-    """
-    signed = set_code == SET_L1 or set_code == SET_KSPARSE
-    lo = set_par[P_LO]
-    hi = set_par[P_HI]
-    cap = set_par[P_RADIUS] if set_code == SET_KSPARSE else np.inf
-    for i in range(z.shape[0]):
-        zt[i] = z[i] + gamma * zd[i]
-    for t in range(m):
-        xt[t] = x[wk[t]] + gamma * d[t]
-    if signed:
-        room = _sum_bound(set_code, set_par) - rest
-        tot = 0.0
-        for t in range(m):
-            tot += min(max(sg[t] * xt[t], 0.0), cap)
-        theta = 0.0
-        if tot > room:
-            # sum_t clip(s_t y_t - theta, 0, cap) = room: decreasing in theta, bisect.
-            a = 0.0
-            bb = 0.0
-            for t in range(m):
-                bb = max(bb, sg[t] * xt[t])
-            for _ in range(200):
-                theta = 0.5 * (a + bb)
-                tot = 0.0
-                for t in range(m):
-                    tot += min(max(sg[t] * xt[t] - theta, 0.0), cap)
-                if tot > room:
-                    a = theta
-                else:
-                    bb = theta
-                if bb - a <= 1e-16 * max(bb, 1e-300):
-                    break
-            theta = bb  # the feasible side
-    for t in range(m):
-        raw = xt[t]
-        if signed:
-            v = sg[t] * min(max(sg[t] * raw - theta, 0.0), cap)
-        elif set_code == SET_BOX:
-            v = min(max(raw, lo), hi)
-        else:
-            v = max(raw, 0.0)
-        if v != raw:
-            row_axpy(MT, wk[t], v - raw, zt)
-            fstate[F_PASSES] += wfrac[wk[t]]
-        xt[t] = v
-
-
 @njit(cache=True, nogil=True)
 def fn_advance(
     MT, b, set_par, loss_par, step_params, x, z, g, r, pv, nv, wk, sg, cg, s_idx, s_val,
@@ -428,7 +385,7 @@ def fn_advance(
     ridge = loss_par[L_RIDGE]
     simplex = set_code == SET_SIMPLEX
     signed = set_code == SET_L1 or set_code == SET_KSPARSE
-    bound = _sum_bound(set_code, set_par)
+    bound = sum_bound(set_code, set_par)
     dvec = pv[0]
     q = pv[1]
     xt = pv[2]
@@ -460,6 +417,14 @@ def fn_advance(
             _record(rec, row, k, f, cert, 0.0, STEP_NONE, active, istate, fstate)
             istate[I_STATUS] = status
             return row + 1
+        # Progress: f below the last reference by more than rounding (k = 0 sets it).
+        if k == 0 or f < fstate[F_FREF] - RESOLUTION * abs(fstate[F_FREF]):
+            fstate[F_FREF] = f
+            istate[I_NOPROG] = 0
+        else:
+            istate[I_NOPROG] += 1
+            if istate[I_NOPROG] >= STALL_ITERS:
+                return _stall(rec, row, k, f, cert, active, istate, fstate, REASON_NO_DECREASE)
         kind = STEP_NONE
         gamma = 0.0
         m, n_free, tight = _working_set(set_code, set_par, x, g, wk, sg, fstate[F_ENTER])
@@ -490,13 +455,6 @@ def fn_advance(
                     break
                 m = keep
             d = cg[0]
-            gmax = 1.0
-            t_block = -1
-            if simplex:
-                for t in range(m):
-                    if d[t] < 0.0 and -x[wk[t]] / d[t] < gmax:
-                        gmax = -x[wk[t]] / d[t]
-                        t_block = t
             rest = 0.0
             if signed:
                 # The fixed coordinates' share of the sum (K-sparse at +-tau, not in W).
@@ -506,10 +464,16 @@ def fn_advance(
                     rest -= abs(x[wk[t]])
                 rest = max(rest, 0.0)
             xx = dot(x, x)
-            if gd < 0.0 and gmax > 0.0:
-                beta = gmax
+            if simplex:
+                kind, gamma, evals = simplex_face_step(
+                    MT, loss_code, loss_par, b, x, g, z, zd, wk, m, d, f, nv[1:], xt, wfrac,
+                    fstate,
+                )  # fmt: skip
+                istate[I_FUN] += evals
+            elif gd < 0.0:
+                beta = 1.0
                 for _ in range(trials):
-                    _arc_trial(
+                    arc_trial(
                         set_code, set_par, x, wk, sg, m, d, beta, xt, MT, z, zd, zt, wfrac,
                         fstate, rest,
                     )  # fmt: skip
@@ -520,20 +484,25 @@ def fn_advance(
                         j = wk[t]
                         dec += g[j] * (xt[t] - x[j])
                         xx_t += xt[t] * xt[t] - x[j] * x[j]
-                    ft = _loss_at(loss_code, loss_par, b, zt) + ridge * xx_t
+                    ft = loss_at(loss_code, loss_par, b, zt) + ridge * xx_t
                     if dec < 0.0 and ft <= f + c_arm * dec:
                         kind = STEP_NEWTON
                         for t in range(m):
-                            if t < n_free and _at_bound(set_code, set_par, xt[t]):
+                            if t < n_free and at_bound(set_code, set_par, xt[t]):
                                 kind = STEP_DROP
                             x[wk[t]] = xt[t]
-                        if simplex and t_block >= 0 and beta >= gmax:
-                            x[wk[t_block]] = 0.0  # the ratio test's blocking coordinate
-                            kind = STEP_DROP
                         gamma = beta
                         break
                     beta *= delta
-        if kind == STEP_NONE:
+        if kind == STEP_NONE and simplex:
+            # Pairwise step from the worst held coordinate to v = LMO(g) = e_{s_idx[0]}.
+            kind, gamma, evals = simplex_pairwise_step(
+                MT, loss_code, loss_par, b, x, g, z, zd, s_idx[0], wfrac, fstate
+            )
+            istate[I_FUN] += evals
+            if kind == STEP_NONE:
+                return _stall(rec, row, k, f, cert, active, istate, fstate, REASON_NO_STEP)
+        elif kind == STEP_NONE:
             # FW step toward v = LMO(g) (s_idx / s_val), exact line search on [0, 1].
             dir_from_x(MT, x, z, s_idx, s_val, nnz, 1.0, dvec, zd)
             for t in range(nnz):
@@ -545,58 +514,15 @@ def fn_advance(
             gamma, evals = exact_line_search(line, gd, curv, z, zd, b, 1.0)
             istate[I_FUN] += evals
             if not gamma > 0.0:
-                _record(rec, row, k, f, cert, 0.0, STEP_NONE, active, istate, fstate)
-                istate[I_STATUS] = STATUS_STALLED
-                return row + 1
+                return _stall(rec, row, k, f, cert, active, istate, fstate, REASON_NO_STEP)
             for j in range(p):
                 x[j] += gamma * dvec[j]
             kind = STEP_FW
-        _feasible(set_code, set_par, x, bound)
+        make_feasible(set_code, set_par, x, bound)
         _record(rec, row, k, f, cert, gamma, kind, active, istate, fstate)
         istate[I_K] = k + 1
     istate[I_STATUS] = STATUS_RUNNING
     return rec.shape[0]
-
-
-@njit(cache=True, inline="always")
-def _at_bound(set_code, set_par, v):
-    """Whether a coordinate's value ``v`` is at zero or a bound (it left the face)."""
-    if set_code == SET_BOX:
-        return v <= set_par[P_LO] or v >= set_par[P_HI]
-    if set_code == SET_KSPARSE and abs(v) >= set_par[P_RADIUS]:
-        return True
-    return v == 0.0
-
-
-@njit(cache=True)
-def _feasible(set_code, set_par, x, bound):
-    """Undo rounding: the sum constraint (l1, K-sparse, simplex) and the bounds hold
-    exactly (a rescaling by ``1 + O(eps)``)."""
-    p = x.shape[0]
-    if set_code == SET_SIMPLEX:
-        s = 0.0
-        for j in range(p):
-            if x[j] < 0.0:
-                x[j] = 0.0
-            s += x[j]
-        if s != 1.0:
-            for j in range(p):
-                x[j] /= s
-        return
-    if set_code == SET_BOX:
-        for j in range(p):
-            x[j] = min(max(x[j], set_par[P_LO]), set_par[P_HI])
-        return
-    if set_code == SET_KSPARSE:
-        tau = set_par[P_RADIUS]
-        for j in range(p):
-            x[j] = min(max(x[j], -tau), tau)
-    s = 0.0
-    for j in range(p):
-        s += abs(x[j])
-    if s > bound:
-        for j in range(p):
-            x[j] *= bound / s
 
 
 class FNState(KernelState):
@@ -681,3 +607,8 @@ def advance(st: FNState, rec: np.ndarray, tol: float, stop_at: int) -> int:
         st.nv, st.wk, st.sg, st.cg, st.s_idx, st.s_val, st.u_idx, st.u_val, st.istate,
         st.fstate, float(tol), rec, st.wfrac,
     )  # fmt: skip
+
+
+def stall_reason(st: FNState) -> str:
+    """Why the run stalled: a key of :data:`STALL_REASONS` (``""`` if it did not)."""
+    return STALL_REASONS.get(int(st.istate[I_REASON]), "")

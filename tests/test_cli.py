@@ -155,7 +155,7 @@ BAD = {
     ),
     "radius <= 0": (
         ["--dataset", "toy-2d", "--problem", "logreg-l1", "--method", "fw", "--radius", "0"],
-        "radius=0 is out of range; allowed range (0, inf)",
+        "radius=0 is out of range; allowed range [1e-150, 1e+150]",
     ),
     "C <= 0": (
         ["--dataset", "toy-2d", "--problem", "svm-dual", "--method", "fw", "--C", "-1"],
@@ -339,3 +339,26 @@ def test_module_entry_point_end_to_end(tmp_path):
     vals = [pb.objective(p) for p in pts]
     assert summary["objective"] <= min(vals) + 1e-12
     assert summary["objective"] >= min(vals) - 1e-3
+
+
+def test_help_names_the_command_as_typed_and_its_examples_parse() -> None:
+    """``ermviz --help`` says ``ermviz`` (``python -m ermviz`` when started so), shows no
+    reStructuredText markup, and every example it prints is a valid command line."""
+    import shlex
+
+    script = Path(sys.executable).with_name("ermviz")
+    for argv, prog in (
+        ([str(script)], "ermviz"),
+        ([sys.executable, "-m", "ermviz"], "python -m ermviz"),
+    ):
+        out = subprocess.run([*argv, "--help"], capture_output=True, text=True, check=True).stdout
+        assert out.startswith(f"usage: {prog} "), out[:80]
+        assert "``" not in out and ":func:" not in out and ":class:" not in out
+        lines = [line.strip() for line in out.splitlines() if line.startswith(f"  {prog} ")]
+        assert len(lines) >= 4, out
+        from ermviz.cli import build_parser
+
+        for line in lines:
+            command = line.split("  ")[0]  # (two spaces start an example's comment)
+            args = shlex.split(command)[len(prog.split()) :]
+            build_parser().parse_args(args)  # a bad example exits 2 (SystemExit)

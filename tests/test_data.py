@@ -634,3 +634,27 @@ def test_dataset_validates_its_fields() -> None:
         Dataset("x", np.zeros((2, 1)), np.array([0.0, 1.0]), "binary", "test")
     with pytest.raises(DataError, match="2 entries for 3 rows"):
         Dataset("x", np.zeros((3, 1)), np.array([1.0, -1.0]), "binary", "test")
+
+
+@pytest.mark.parametrize(
+    ("text", "said", "not_said"),
+    [
+        # One broken line among data lines: that line is the problem.
+        ("+1 1:1 2:1\n-1 2:1 1:1\n", "line 2: feature indices must increase", "not a data file"),
+        ("+1 3:1 2:1\n", "line 1: feature indices must increase", "not a data file"),
+        # No line of data at all (notes, a letter): the file is of another kind.
+        (
+            "Meeting notes\nWe agreed: ship on Friday.\n",
+            "is not a data file (none of its first 20 lines reads 'label index:value ...'",
+            "fix the line",
+        ),
+    ],
+)
+def test_a_broken_line_and_a_file_that_is_not_data_get_different_advice(
+    tmp_path: Path, text: str, said: str, not_said: str
+) -> None:
+    path = tmp_path / "upload.txt"
+    path.write_text(text)
+    with pytest.raises(DataError) as err:
+        load_dataset(str(path))
+    assert said in str(err.value) and not_said not in str(err.value)

@@ -546,12 +546,18 @@ def test_bpcg_and_a_lazy_run_race_pfw_and_the_summary_counts_lmo_calls(server: s
     summary = page.locator(".race-summary").first
     _wait(lambda: "LMO calls" in summary.inner_text(), 10, "the LMO calls in the summary")
     text = summary.inner_text()
-    # BPCG and the lazy run record their LMO calls; the lazy run makes fewer than steps.
+    # Every run's LMO calls are counted (the text says "the summary counts them"); the
+    # lazy run makes fewer than steps, PFW one per step.
     lazy = text.split("PFW exact lazy=True reached")[1].split(";")[0]
     iterations = int(lazy.split("at iteration ")[1].split(" ")[0])
     calls = int(lazy.split(", ")[-1].split(" LMO")[0])
     assert calls < iterations / 2, text
-    assert "BPCG exact reached" in text and text.count("LMO calls") == 2, text
+    assert "BPCG exact reached" in text and text.count("LMO calls") == 3, text
+    pfw = text.split("PFW exact reached")[1].split(";")[0]
+    assert (
+        int(pfw.split(", ")[-1].split(" LMO")[0])
+        == int(pfw.split("iteration ")[1].split(" ")[0]) + 1
+    ), text
 
 
 #: The main tabs, and the Race tab's inner tabs, visited by the clipping check.

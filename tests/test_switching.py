@@ -73,14 +73,31 @@ def _errors(model: DashboardModel) -> set[str]:
     return {slot.error for slot in slots if slot.error}
 
 
+def _preprocessing_notes(notes: list, model: DashboardModel, dataset: str) -> list:
+    """Pop the one notice a dataset switch may give: the preprocessing its preset changed,
+    which must then be what the model now holds."""
+    said = [(level, msg) for level, msg in notes if level == "info"]
+    for level, msg in said:
+        assert msg.startswith(f"{dataset}: "), msg
+        for part in msg.split(": ", 1)[1].split(", as ")[0].split(", "):
+            key, value = part.rsplit(" ", 1)
+            held = getattr(model, key.replace(" ", "_"))
+            assert (value == "on") == held if isinstance(held, bool) else float(value) == held
+        notes.remove((level, msg))
+        model.messages.remove((level, msg))
+    return said
+
+
 def _switch_through(dash, model: DashboardModel, notes: list, datasets: list[str]) -> None:
     """Switch to each of ``datasets``, then to each problem offered for it, checking that
-    nothing is notified and the configuration stays consistent."""
+    nothing is notified (but the preprocessing a dataset's preset changed) and the
+    configuration stays consistent."""
     pairs = 0
     for dataset in datasets:
         stale = _stale_widgets(dash)
         dash.dataset_select.value = dataset
         _echo_stale_widgets(stale)
+        _preprocessing_notes(notes, model, dataset)
         assert notes == [], f"switching to {dataset}: {notes}"
         _assert_consistent(dash, model, dataset)
         for problem in list(dash.problem_select.options.values()):
@@ -138,3 +155,21 @@ def test_a_run_setting_the_new_step_rule_declares_otherwise_is_dropped():
     spec.set_setting("armijo_c", 0.05)
     spec.step = "exact"  # exact declares no armijo_c
     assert spec.settings == {} and notes == []
+
+
+def test_a_lessons_preprocessing_does_not_follow_to_the_next_dataset_unseen():
+    """Issue 42: after the first lesson (wdbc, standardized) the user picks blobs: the
+    features are the published ones again, and a notice says standardize went off."""
+    from ermviz.app.lessons import FIRST_LESSON, LESSONS, apply_lesson
+
+    dash, model, notes = _dashboard()
+    lesson = next(lesson for lesson in LESSONS if lesson.name == FIRST_LESSON)
+    assert apply_lesson(model, lesson) is None and model.standardize
+    dash.dataset_select.value = "blobs"
+    assert not model.standardize
+    assert notes == [("info", "blobs: standardize off, as this dataset's set-up suggests")]
+    notes.clear()
+    dash.dataset_select.value = "wdbc"  # its own preset standardizes: said too
+    assert model.standardize and notes == [
+        ("info", "wdbc: standardize on, as this dataset's set-up suggests")
+    ]

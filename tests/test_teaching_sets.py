@@ -15,9 +15,10 @@ import pandas as pd
 import pytest
 from bokeh.models import ColumnDataSource, GlyphRenderer, GroupFilter, Scatter
 
-from ermviz.app.figures import STEP_MARKERS, TeachingPlot, TracePlots
+from ermviz.app.figures import STEP_MARKERS, TracePlots
 from ermviz.app.race import Slot
 from ermviz.app.streaming import OBJECTIVE_COLUMNS, RunSources, frozen_trace_data
+from ermviz.app.teaching_plot import TeachingPlot
 from ermviz.geometry import box_geometry, l1_ball_geometry, l2_ball_geometry
 from solvers.tags import STEP_NAMES
 

@@ -125,7 +125,10 @@ def test_a_refused_upload_says_what_was_wrong_and_that_nothing_was_loaded():
     message = notes[0][1]
     assert message.startswith("could not read homework_notes.txt, so nothing was loaded: ")
     assert "line 1: label 'Homework' is not a number" in message
-    assert "CSV" not in message  # prose is not CSV: no advice to rename it .csv
+    # Not one line is data: no advice to fix (or delete) a line, the file is of another kind.
+    assert "is not a data file" in message and "fix the line" not in message
+    assert "upload a LIBSVM file, or a CSV file with a name ending in .csv" in message
+    assert "this looks like CSV" not in message  # prose is not CSV: no rename advice
     # The drop zone says the same, not "received homework_notes.txt".
     assert dash.upload.status == message
     assert (model.dataset, list(model.param.dataset.objects)) == before

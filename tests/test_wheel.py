@@ -107,8 +107,14 @@ def test_serve_options(capsys, monkeypatch):
         capsys,
         *("--address", "0.0.0.0", "--port", "6001", "--threads", "3", "--no-show"),
         *("--allow-websocket-origin", "pc.local:6001", "--allow-websocket-origin", "10.0.0.2:6001"),
+        *("--procs", "1", "--no-password"),  # (beyond loopback: test_serving.py has the rest)
     )
-    assert env == {"MALLOC_ARENA_MAX": "2", "ERMVIZ_SOLVER_THREADS": "3", "NUMBA_NUM_THREADS": "3"}
+    assert env == {
+        "MALLOC_ARENA_MAX": "2",
+        "ERMVIZ_SOLVER_THREADS": "3",
+        "NUMBA_NUM_THREADS": "3",
+        "ERMVIZ_RESULTS_ACCESS": "off",
+    }
     flags = " ".join(argv[5:])
     assert "--address 0.0.0.0 --port 6001 " in flags
     assert flags.count("--allow-websocket-origin") == 2

@@ -19,7 +19,8 @@ Views:
 * :mod:`ermviz.app.controls` - the sidebar's controls;
 * :mod:`ermviz.app.race_view`, :mod:`ermviz.app.teaching_view`,
   :mod:`ermviz.app.export_view`, :mod:`ermviz.app.results_view` - the tabs;
-* :mod:`ermviz.app.figures` - the plain Bokeh figures (live page and HTML export);
+* :mod:`ermviz.app.figures` - the plain Bokeh race figures (live page and HTML export);
+  :mod:`ermviz.app.teaching_plot` - the teaching view's drawing (likewise);
 * :mod:`ermviz.app.widgets` - callback guard and widgets built from declared settings;
 * :mod:`ermviz.app.upload` - the chunked file drop zone for users' own data.
 

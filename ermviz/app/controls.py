@@ -21,7 +21,13 @@ from typing import Any
 
 import panel as pn
 
-from ermviz.app.datasets import MAX_UPLOAD_BYTES, UPLOAD_PREFIX, describe_dataset
+from ermviz.app.datasets import (
+    MAX_UPLOAD_BYTES,
+    PREPROCESSING,
+    UPLOAD_PREFIX,
+    describe_dataset,
+    preprocessing_change,
+)
 from ermviz.app.model import DashboardModel
 from ermviz.app.race import PALETTE
 from ermviz.app.runspec import RunSpec
@@ -193,7 +199,12 @@ class ControlsView(pn.viewable.Viewer):
 
     def _on_dataset_widget(self, event: Any) -> None:
         if event.new is not None and event.new != self.model.dataset:
-            self.model.dataset = event.new
+            m = self.model
+            before = {key: getattr(m, key) for key in PREPROCESSING}
+            m.dataset = event.new  # (applies the dataset's preset, preprocessing included)
+            change = preprocessing_change(before, {key: getattr(m, key) for key in PREPROCESSING})
+            if change:
+                m.notify(f"{event.new}: {change}, as this dataset's set-up suggests", "info")
 
     def _on_upload(self, filename: str, content: bytes) -> None:
         # The drop zone shows the outcome too: a refusal there must not read like success.

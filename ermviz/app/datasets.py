@@ -36,6 +36,11 @@ UPLOAD_PREFIX = "upload:"
 _RACE_PRESET: dict[str, Any] = {
     "problem": "svm-dual",
     "problem_settings": {},
+    # The data as published: preprocessing is part of a set-up (a lesson's standardize
+    # must not follow the user to the next dataset unseen).
+    "standardize": False,
+    "normalize": False,
+    "test_size": 0.0,
     "tol": 1e-6,
     # No iteration cap that could bind before the time budget (coordinate descent records
     # ~30 000 rows a second on small data).
@@ -195,6 +200,25 @@ def _task(name: str) -> str | None:
         return entry.task
     spec = BUNDLED.get(name)
     return spec.task if spec is not None else None
+
+
+#: The preprocessing fields of a preset, and how a change of each reads.
+PREPROCESSING = ("standardize", "normalize", "test_size")
+
+
+def preprocessing_change(before: dict[str, Any], after: dict[str, Any]) -> str:
+    """Words for what a dataset's preset changed in the preprocessing (empty: nothing),
+    e.g. ``"standardize off"``, so a switch of dataset never changes the data unseen."""
+    said = []
+    for key in PREPROCESSING:
+        old, new = before.get(key), after.get(key)
+        if old == new:
+            continue
+        if isinstance(new, bool):
+            said.append(f"{key} {'on' if new else 'off'}")
+        else:
+            said.append(f"{key.replace('_', ' ')} {new:g}")
+    return ", ".join(said)
 
 
 def preset_for(name: str) -> dict[str, Any]:

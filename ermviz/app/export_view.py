@@ -4,7 +4,7 @@
 
 :class:`ExportView` is a Panel :class:`~panel.viewable.Viewer` over the session's
 model and streamer; the HTML export redraws the race's figures from a snapshot of the
-streamer's sources (:mod:`ermviz.app.figures`).
+streamer's sources (:mod:`ermviz.app.figures`, :mod:`ermviz.app.teaching_plot`).
 """
 
 from __future__ import annotations
@@ -19,10 +19,11 @@ from bokeh.models import ColumnDataSource, Div
 from bokeh.resources import INLINE
 
 from ermviz.app.boundary import BoundaryPlot
-from ermviz.app.figures import TeachingPlot, TracePlots
+from ermviz.app.figures import TracePlots
 from ermviz.app.model import DashboardModel
 from ermviz.app.png import PngError, layout_to_png, prewarm
 from ermviz.app.streaming import Streamer, reference_series
+from ermviz.app.teaching_plot import TeachingPlot
 from ermviz.app.widgets import GuardedDownload, guard
 from ermviz.registry import PROBLEMS
 

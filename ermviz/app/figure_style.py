@@ -27,17 +27,55 @@ from bokeh.plotting import figure
 #: line widths: ``normal`` reads at a desk, ``presentation`` from the back of a room
 #: (:func:`set_presentation`).
 TEXT_STYLES: dict[str, dict[str, Any]] = {
-    "normal": {"title": "12pt", "axis": "11pt", "ticks": "10pt", "legend": "10pt", "lines": 1.0},
+    "normal": {
+        "title": "12pt",
+        "axis": "11pt",
+        "ticks": "10pt",
+        "legend": "10pt",
+        "lines": 1.0,
+        "wrap": 30,
+    },
     "presentation": {
         "title": "16pt",
         "axis": "15pt",
         "ticks": "14pt",
         "legend": "13pt",
         "lines": 2.0,
+        "wrap": 22,
     },
 }
-#: Characters per line of a title before it wraps (titles are never cut at the edge).
-TITLE_WRAP = 48
+#: Characters per line of a title before it wraps (titles are never cut at the edge): 30
+#: characters of a 12pt bold title (9-11 px each) fit the narrowest figure's frame (two
+#: figures beside each other in a 1280 px window: ~335 px), 22 at Presentation's 16pt
+#: (``wrap`` of each text style; tests/test_first_screen_browser.py measures them drawn).
+TITLE_WRAP = TEXT_STYLES["normal"]["wrap"]
+#: Where each figure's tools go: beside the plot, never in the title's row (above, a
+#: title of a narrow figure ran into the tools).
+TOOLBAR = "right"
+
+#: What each certificate kind (``Problem.certificate_kind``, ``Solver.certificate_kind``)
+#: is called on the plots.
+CERTIFICATE_NAMES = {
+    "fw_gap": "FW gap",
+    "primal_dual_gap": "primal-dual gap",
+    "duality_gap": "duality gap",
+    "rel_duality_gap": "relative duality gap",
+    "opt_gap_estimate": "optimality gap (estimate)",
+    "meta_test_loss": "meta-test loss",
+    "fw_gap (stationarity)": "FW gap (stationarity)",
+    "avg_fw_gap (stationarity)": "running-average FW gap",
+}
+
+
+def certificate_name(kinds: str | list[str] | tuple[str, ...]) -> str:
+    """The plots' name of a certificate kind, or of several (a race whose runs certify
+    differently, e.g. a lazified run's primal-dual gap beside FW gaps): "FW gap /
+    primal-dual gap"."""
+    kinds = [kinds] if isinstance(kinds, str) else list(kinds)
+    names = [CERTIFICATE_NAMES.get(k, k.replace("_", " ")) for k in dict.fromkeys(kinds)]
+    return " / ".join(names)
+
+
 #: Major ticks wanted on an x axis (Bokeh's default, 6, crowds a half-width plot).
 X_TICKS = 5
 
@@ -74,8 +112,19 @@ def count_formatter() -> CustomJSTickFormatter:
 
 
 def wrap_title(text: str, width: int = TITLE_WRAP) -> str:
-    """``text`` on lines of at most ``width`` characters (Bokeh draws each line)."""
-    return "\n".join(textwrap.wrap(text, width)) if len(text) > width else text
+    """``text`` on lines of at most ``width`` characters (Bokeh draws each line), as few as
+    that takes and of even lengths (no last line of one word); a text wrapped before is
+    wrapped anew."""
+    text = " ".join(text.split())
+    if len(text) <= width:
+        return text
+    wrap = functools.partial(textwrap.wrap, break_long_words=False, break_on_hyphens=False)
+    lines = wrap(text, width)
+    for narrower in range(-(-len(text) // len(lines)), width):
+        even = wrap(text, narrower)
+        if len(even) == len(lines):
+            return "\n".join(even)
+    return "\n".join(lines)
 
 
 def readable_axes(fig: Any, x_kind: str = "") -> None:
@@ -106,6 +155,10 @@ def set_presentation(figures: Any, on: bool = True) -> None:
     figs = list(figures) if isinstance(figures, list | tuple) else [figures]
     for fig in figs:
         fig.title.text_font_size = style["title"]
+        # Larger letters, fewer of them on a line: the title stays within the figure.
+        title = wrap_title(fig.title.text or "", style["wrap"])
+        if fig.title.text != title:
+            fig.title.text = title
         for axis in (*fig.xaxis, *fig.yaxis):
             axis.axis_label_text_font_size = style["axis"]
             axis.major_label_text_font_size = style["ticks"]
@@ -178,7 +231,7 @@ def styled_figure(title: str, x_label: str, y_label: str, log_x: bool, log_y: bo
         # the server (the default) cost ~100 websocket messages a second, measured.
         rng.syncable = False
     fig = figure(
-        title=title,
+        title=wrap_title(title),
         x_axis_type="log" if log_x else "linear",
         y_axis_type="log" if log_y else "linear",
         x_axis_label=x_label,
@@ -187,7 +240,7 @@ def styled_figure(title: str, x_label: str, y_label: str, log_x: bool, log_y: bo
         sizing_mode="stretch_width",
         min_width=360,
         tools="pan,wheel_zoom,box_zoom,reset,save",
-        toolbar_location="above",
+        toolbar_location=TOOLBAR,
         **kw,
     )
     style_text(fig)

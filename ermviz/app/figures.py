@@ -1,18 +1,15 @@
-"""The dashboard's figures, plain Bokeh (no Panel): the same builders serve the live page
-and the standalone HTML export.
+"""The dashboard's race figures, plain Bokeh (no Panel): the same builders serve the live
+page and the standalone HTML export.
 
 :class:`TracePlots` - the five live plots of a race (certificate vs iteration and vs
-solver time, suboptimality, step size, active-set size), one line per run;
-:class:`TeachingPlot` - a toy problem's feasible set with contours of its objective and
-each run's path of iterates, with a zoom that follows the race.
+solver time, suboptimality, step size, active-set size), one line per run. The teaching
+view's drawing of a toy problem is :mod:`ermviz.app.teaching_plot`.
 """
 
 from __future__ import annotations
 
 import functools
-import math
-import time
-from typing import Any, ClassVar
+from typing import Any
 
 import numpy as np
 from bokeh.core.properties import value
@@ -24,33 +21,26 @@ from bokeh.models import (
     DataRange1d,
     GroupFilter,
     HoverTool,
-    Legend,
     LegendItem,
-    Range1d,
     VArea,
 )
-from bokeh.palettes import Blues256, linear_palette
-from bokeh.plotting import figure
-from bokeh.plotting.contour import contour_data
-from bokeh.transform import factor_mark, transform
+from bokeh.transform import transform
 
 from ermviz.app.figure_style import (
-    PATH_MARKERS,
     STEP_LABELS,
     STEP_MARKERS,
     TEXT_STYLES,
     add_legend,
+    certificate_name,
     glyph_alone,
     glyph_line,
     legend_proxy,
     readable_axes,
     retarget_proxy,
     set_presentation,
-    style_text,
     styled_figure,
     wrap_title,
 )
-from ermviz.app.streaming import Geometry, RunSources
 
 #: Line alpha of a kept reference race's curves (the live ones are opaque).
 REF_ALPHA = 0.35
@@ -83,12 +73,12 @@ class TracePlots:
         log_x: bool = True,
         time_basis: str = "time_s",
         show_steps: bool = False,
-        certificate_kind: str = "fw_gap",
+        certificate_kind: str | list[str] = "fw_gap",
         work_label: str = "",
         references: list[tuple[str, str, str, ColumnDataSource]] = (),
         lazy: bool = False,
     ) -> None:
-        cert = certificate_kind.replace("_", " ")
+        cert = certificate_name(certificate_kind)
         # Log axes need iteration + 1 (iteration 0 is the start point); linear ones do not.
         # With a work counter (``work_label``), the sources' ``work`` column is the x.
         if work_label:
@@ -100,13 +90,14 @@ class TracePlots:
             it_label = "iteration + 1" if log_x else "iteration"
             vs = "iteration"
         tb = time_basis
-        t_label = "solver wall time" if tb == "time_s" else "solver thread CPU time"
+        t_label = "solver wall time" if tb == "time_s" else "solver CPU time (its thread's)"
         self._log_x, self._show_steps = log_x, show_steps
         self._it_range = DataRange1d()
+        self._vs = vs
         # (title, x label, y label, log y, shares the iteration range) of each plot.
         self._specs = (
             (f"{cert} vs {vs}", it_label, cert, True, True),
-            (f"{cert} vs solver time", t_label, cert, True, False),
+            (f"{cert} vs {'wall' if tb == 'time_s' else 'CPU'} time", t_label, cert, True, False),
             (f"suboptimality vs {vs}", it_label, "objective − best seen", True, True),
             (f"step size vs {vs}", it_label, "step size", True, True),
             (f"active-set size vs {vs}", it_label, "atoms in the active set", False, True),
@@ -322,6 +313,26 @@ class TracePlots:
         self._presentation = on
         set_presentation([fig for fig in self._figures if fig is not None], on)
 
+    def set_certificate(self, certificate_kind: str | list[str]) -> None:
+        """Name another certificate (a new problem, a race's runs) in the two certificate
+        plots' titles and y axes, in place: new figures would cost the page a rebuild."""
+        cert = certificate_name(certificate_kind)
+        specs = list(self._specs)
+        for f in (0, 1):
+            title, x_label, _, log_y, shared = specs[f]
+            title = f"{cert} vs {title.split(' vs ', 1)[1]}" if " vs " in title else cert
+            specs[f] = (title, x_label, cert, log_y, shared)
+            fig = self._figures[f]
+            if fig is not None:
+                style = TEXT_STYLES["presentation" if self._presentation else "normal"]
+                wrapped = wrap_title(title, style["wrap"])
+                if fig.title.text != wrapped:
+                    fig.title.text = wrapped
+                for axis in fig.yaxis:
+                    if axis.axis_label != cert:
+                        axis.axis_label = cert
+        self._specs = tuple(specs)
+
     def _targets(self, i: int) -> list:
         """What series ``i``'s legend entry hides: its lines, and when it leads a group of
         seeds, the other members' proxies (whose own callbacks hide their lines)."""
@@ -386,305 +397,3 @@ def _recolor(glyph: Any, color: str) -> None:
         current = getattr(glyph, attr, None)
         if current is not None and current != color:
             setattr(glyph, attr, color)
-
-
-def _vertex_labels(xy: np.ndarray, text: list[str], gap: float = 8.0) -> dict[str, list]:
-    """Each vertex label set outside the drawn set: offset (screen pixels) and anchored
-    away from the vertices' centre, so it covers neither the set nor its edges."""
-    xy = np.asarray(xy, dtype=float).reshape(-1, 2)
-    if xy.shape[0] == 0:  # no vertex (e.g. a set drawn without corners): no label
-        return {k: [] for k in ("x", "y", "text", "dx", "dy", "align", "baseline")}
-    d = xy - xy.mean(axis=0)
-    norm = np.linalg.norm(d, axis=1, keepdims=True)
-    d = np.divide(d, norm, out=np.zeros_like(d), where=norm > 0)
-    return {
-        "x": xy[:, 0].tolist(),
-        "y": xy[:, 1].tolist(),
-        "text": list(text),
-        "dx": (gap * d[:, 0]).tolist(),
-        "dy": (-gap * d[:, 1]).tolist(),  # screen y points down
-        "align": ["left" if u > 0.3 else "right" if u < -0.3 else "center" for u in d[:, 0]],
-        "baseline": ["bottom" if v > 0.3 else "top" if v < -0.3 else "middle" for v in d[:, 1]],
-    }
-
-
-def _runs_legend(items: list) -> Legend:
-    """The runs' legend of a teaching figure, set below it (not over the set nor over its
-    vertex labels)."""
-    legend = Legend(items=items, click_policy="hide", orientation="horizontal", ncols=2)
-    legend.label_text_font_size = TEXT_STYLES["normal"]["legend"]
-    legend.spacing, legend.padding, legend.border_line_alpha = 4, 4, 0.0
-    return legend
-
-
-def _path_tooltips(label: str) -> list[tuple[str, str]]:
-    return [("run", label), ("iteration", "@iteration"), ("step from here", "@step")]
-
-
-def contour_levels(Z: np.ndarray, n: int = 16) -> np.ndarray:
-    """Contour levels denser near the minimum (quantiles of the grid values)."""
-    finite = Z[np.isfinite(Z)]
-    if finite.size == 0:
-        return np.zeros(0)
-    return np.unique(np.quantile(finite, np.linspace(0.0, 1.0, n) ** 1.5))
-
-
-class TeachingPlot:
-    """The feasible set of a toy problem with contour lines of its objective, and each
-    run's path of iterates (line + points), its current iterate and the vertices of its
-    current active set (rings in the run's colour), growing live; beside it a zoom that
-    follows the runs' recent iterates, where vanilla FW's zig-zag is plain to see.
-
-    Triangle: the SVM dual on 3 points, in barycentric coordinates. Tetrahedron: the dual
-    on 4 points seen from above vertex e4 (contours on the three faces through e4).
-    Diamond: the l1 ball of R^2 for l1-constrained logistic regression. Disc: the l2 ball
-    of R^2 (no atoms, so no active set is drawn). Box: ``[lo, hi]^2``, its 4 corners the
-    atoms. The last three are drawn in the iterates' own coordinates, with axes.
-    """
-
-    #: Title by geometry kind, formatted with ``r`` (radius), ``lo`` and ``hi`` (box).
-    TITLES: ClassVar[dict[str, str]] = {
-        "triangle": "SVM dual on 3 points: the simplex is a triangle",
-        "tetrahedron": "SVM dual on 4 points: the tetrahedron seen from above e4",
-        "diamond": "l1-constrained logistic regression: the l1 ball of radius {r:g}",
-        "disc": "logistic regression over the l2 disc of radius {r:g}: a strongly convex set",
-        "box": "logistic regression over the box [{lo:g}, {hi:g}]^2",
-    }
-    #: Seconds between two recomputations of the zoom's contours during a race.
-    ZOOM_REFINE_PERIOD = 1.0
-
-    def __init__(
-        self,
-        geometry: Geometry,
-        problem: Any,
-        sources: list[RunSources] | None = None,
-        *,
-        snapshot: bool = False,
-    ) -> None:
-        self.geometry = geometry
-        self.problem = problem
-        self.sources: list[RunSources] = []
-        self.snapshot = snapshot
-        self._grid = geometry.objective_grid(problem)
-        self.levels = contour_levels(self._grid[2])
-        title = self.TITLES[geometry.kind].format(r=geometry.radius, lo=geometry.lo, hi=geometry.hi)
-        self.main, _ = self._figure(title, self._grid, width=560)
-        self.zoom = None
-        self.zoom_contour = None
-        self._window: tuple[float, float, float, float] | None = None
-        self._refined_at = -math.inf
-        #: Per figure, the legend items and hover tools of the runs drawn on it.
-        self._drawn: list[tuple[list[LegendItem], list[HoverTool]]] = []
-        if sources:
-            self.host(list(sources))
-
-    def add_zoom(self) -> None:
-        """Create the zoom on the recent iterates (once the plot hosts runs); the next
-        :meth:`track` places it."""
-        if self.zoom is not None or not self.sources:
-            return
-        self.zoom, self.zoom_contour = self._figure(
-            "zoom on the recent iterates (follows the race)", self._grid, width=480, zoom=True
-        )
-
-    def hosts(self, geometry: Geometry, problem: Any, sources: list[RunSources]) -> bool:
-        """Whether :meth:`host` can show ``sources`` on this plot: the same problem object
-        and set, and either no runs drawn yet (a preview) or these very sources (the
-        streamer's pooled sources of a previous race)."""
-        if self.snapshot or problem is not self.problem or geometry.kind != self.geometry.kind:
-            return False
-        if not self.sources:
-            return bool(sources)
-        return len(sources) == len(self.sources) and all(
-            a is b for a, b in zip(sources, self.sources, strict=True)
-        )
-
-    def host(self, sources: list[RunSources], defer_zoom: bool = False) -> None:
-        """Show a race's runs on this plot (see :meth:`hosts`).
-
-        On a preview the runs' renderers are added to the existing set figure and the zoom
-        is created: Start then sends the browser the new renderers and the zoom, not the
-        set and its contours again (measured, rebuilding both was most of the time from
-        Start to the first point of a teaching lesson). On a plot already showing these
-        sources only the labels are refreshed and the zoom recentred.
-        """
-        if not self.sources:
-            self.sources = list(sources)
-            self._drawn.append(self._draw_runs(self.main, zoom=False))
-            if not defer_zoom:
-                self.add_zoom()
-        else:
-            for items, hovers in self._drawn:
-                for src, item, hover in zip(self.sources, items, hovers, strict=True):
-                    if item.label not in (src.slot.label, value(src.slot.label)):
-                        item.label = value(src.slot.label)
-                    hover.tooltips = _path_tooltips(src.slot.label)
-        self._window = None
-        self._refined_at = -math.inf
-        self.track(final=True)
-
-    def _figure(self, title, grid, width: int, zoom: bool = False):
-        g = self.geometry
-        ranges = {"x_range": Range1d(0, 1), "y_range": Range1d(0, 1)} if zoom else {}
-        fig = figure(
-            title=wrap_title(title),
-            match_aspect=not zoom,
-            height=480,
-            width=width,
-            sizing_mode="fixed",
-            tools="pan,wheel_zoom,box_zoom,reset,save",
-            toolbar_location="above",
-            **ranges,
-        )
-        style_text(fig)
-        if not zoom:
-            # Room around the set for the vertex labels drawn beside its corners.
-            fig.x_range.range_padding = fig.y_range.range_padding = 0.2
-        else:
-            readable_axes(fig)
-        fig.grid.visible = False
-        if not g.cartesian:
-            fig.axis.visible = False
-        contour = None
-        if self.levels.size >= 3:
-            fill = linear_palette(Blues256[40:][::-1], self.levels.size - 1)
-            contour = fig.contour(
-                *grid,
-                levels=self.levels,
-                fill_color=fill,
-                fill_alpha=0.55,
-                line_color="#4a6fa5",
-                line_alpha=0.6,
-                line_width=1,
-            )
-        outline = g.outline_xy()
-        fig.line(outline[:, 0], outline[:, 1], color="black", line_width=2)
-        for i, j in g.edges:
-            a, b = g.atoms[i], g.atoms[j]
-            dashed = g.kind == "tetrahedron" and 3 in (i, j)
-            fig.line(
-                [a[0], b[0]],
-                [a[1], b[1]],
-                color="black",
-                line_width=1.2,
-                line_dash="dashed" if dashed else "solid",
-            )
-        fig.text(
-            "x",
-            "y",
-            text="text",
-            source=ColumnDataSource(_vertex_labels(g.atoms[:, :2], list(g.atom_labels))),
-            x_offset="dx",
-            y_offset="dy",
-            text_align="align",
-            text_baseline="baseline",
-            text_font_size="11pt",
-        )
-        fig.scatter(g.atoms[:, 0], g.atoms[:, 1], size=6, color="black")
-        if not zoom and not self.sources:
-            # A preview keeps an empty legend below the set for the runs a Start adds: a
-            # legend panel added to a shown figure later sent BokehJS's layout of the page
-            # into an endless loop (seen: the Results tab after a teaching race).
-            fig.add_layout(_runs_legend([]), "below")
-        if zoom and self.sources:
-            self._drawn.append(self._draw_runs(fig, zoom=True))
-        return fig, contour
-
-    def _draw_runs(self, fig: Any, zoom: bool) -> tuple[list[LegendItem], list[HoverTool]]:
-        """Each run's path, current iterate and active-set rings on ``fig``, with hover
-        and a legend below the set; returns the legend items and hover tools."""
-        items, hovers = [], []
-        for k, src in enumerate(self.sources):
-            color = src.slot.color
-            path, current, active = src.path, src.current, src.active
-            if self.snapshot:
-                path = ColumnDataSource(dict(path.data))
-                current = ColumnDataSource(dict(current.data))
-                active = ColumnDataSource(dict(active.data))
-            r_line = fig.line("x", "y", source=path, color=color, line_width=2, line_alpha=0.8)
-            # Each point's marker says the step taken from it (lazy, local, away, ...).
-            r_pts = fig.scatter(
-                "x",
-                "y",
-                source=path,
-                color=color,
-                size=5 if not zoom else 8,
-                marker=factor_mark("step", list(PATH_MARKERS.values()), list(PATH_MARKERS)),
-            )
-            r_cur = fig.scatter("x", "y", source=current, color=color, size=12, line_color="black")
-            r_act = fig.scatter(
-                "x",
-                "y",
-                source=active,
-                marker="circle",
-                size=18 + 7 * k,
-                fill_color=None,
-                line_color=color,
-                line_width=3,
-            )
-            items.append(LegendItem(label=src.slot.label, renderers=[r_line, r_pts, r_cur, r_act]))
-            hover = HoverTool(renderers=[r_pts], tooltips=_path_tooltips(src.slot.label))
-            fig.add_tools(hover)
-            hovers.append(hover)
-        if items:
-            below = [x for x in fig.below if isinstance(x, Legend)]
-            if below:
-                below[0].items = items  # the preview's empty legend (see _figure)
-            else:
-                fig.add_layout(_runs_legend(items), "below")
-        return items, hovers
-
-    def _tail_window(self) -> tuple[float, float, float, float] | None:
-        """A square around the runs' recent iterates (each path minus its first fifth)."""
-        pts = []
-        for src in self.sources:
-            x = np.asarray(src.path.data["x"], dtype=float)
-            y = np.asarray(src.path.data["y"], dtype=float)
-            if x.size >= 3:
-                start = max(2, x.size // 5)
-                pts.append(np.column_stack([x[start:], y[start:]]))
-        if not pts:
-            return None
-        P = np.vstack(pts)
-        lo, hi = P.min(axis=0), P.max(axis=0)
-        lo_all, hi_all = self.geometry.extent()
-        full = float((hi_all - lo_all).max())
-        half = max(float((hi - lo).max()) * 0.65, 0.01 * full)
-        cx, cy = (lo + hi) / 2.0
-        return (cx - half, cx + half, cy - half, cy + half)
-
-    def track(self, final: bool = False) -> None:
-        """Move the zoom to the recent iterates; refine its contours now and then."""
-        if self.zoom is None:
-            return
-        window = self._tail_window()
-        if window is None:
-            return
-        if self._window is not None:
-            span = self._window[1] - self._window[0]
-            moved = max(abs(a - b) for a, b in zip(window, self._window, strict=True))
-            if moved < 0.1 * span and not final:
-                return
-        self._window = window
-        self.zoom.x_range.start, self.zoom.x_range.end = window[0], window[1]
-        self.zoom.y_range.start, self.zoom.y_range.end = window[2], window[3]
-        now = time.perf_counter()
-        if self.zoom_contour is not None and (
-            final or now - self._refined_at > self.ZOOM_REFINE_PERIOD
-        ):
-            # A fine grid over the zoom only (~1,600 objective evaluations).
-            self._refined_at = now
-            xs, ys, Z = self.geometry.objective_grid(self.problem, resolution=41, window=window)
-            # Levels spread over the zoom's own values (the global ones are too coarse
-            # there), as many as the global ones so the fill colours stay in order.
-            local = contour_levels(Z)
-            levels = local if local.size == self.levels.size else self.levels
-            if np.isfinite(Z).any():
-                self.zoom_contour.set_data(contour_data(xs, ys, Z, levels))
-
-    def layout(self) -> list:
-        return [self.main] if self.zoom is None else [self.main, self.zoom]
-
-    def set_presentation(self, on: bool = True) -> None:
-        """Larger text and lines for a room (:func:`set_presentation`), or back."""
-        set_presentation(self.layout(), on)

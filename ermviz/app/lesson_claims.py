@@ -3,8 +3,8 @@
 Each factual sentence of a lesson's text carries one or more claims; a claim names the
 words of the text it stands for (``says``) and checks them against the numbers the race
 produced (:class:`Race`: each run's trace by label, its status, its final iterate and
-the gradient there). ``check`` returns None when the claim holds, else one line saying
-what was seen instead.
+the gradient there; :func:`race_of` reads it from a dashboard's model). ``check`` returns
+None when the claim holds, else one line saying what was seen instead.
 
 Claims are judged on solver time (``cpu_s``, the CPU time of the run's thread),
 iterations or a work counter (``samples``, ``kernel_evals``, ``epoch``), never on wall
@@ -342,6 +342,24 @@ class Falls:
             return None
         k = int(rises[0])
         return f"{self.run}'s certificate rises from {_fmt(cert[k])} to {_fmt(cert[k + 1])}"
+
+
+def race_of(model: Any) -> Race:
+    """The race of ``model`` (a :class:`~ermviz.app.model.DashboardModel`) as the claims
+    read it: each run's trace, status, final iterate and the gradient there."""
+    race = Race(traces={}, statuses={}, iterates={}, gradients={})
+    for slot in model.slots:
+        if slot.run is None:
+            continue
+        race.traces[slot.label] = slot.run.frame()
+        race.statuses[slot.label] = slot.run.status
+        x = np.array(slot.run.solver.iterate(), dtype=float)
+        race.iterates[slot.label] = x
+        try:
+            race.gradients[slot.label] = np.asarray(model.problem_obj.gradient(x))
+        except Exception:  # a problem without a gradient (nonsmooth): no boundary claims
+            pass
+    return race
 
 
 #: Every claim type (what a lesson's ``claims`` may hold).

@@ -22,6 +22,7 @@ import panel as pn
 from ermviz.app.lessons import LESSONS, Lesson, unavailable_reason
 from ermviz.app.model import DashboardModel
 from ermviz.app.notebook import LiveHTML
+from ermviz.app.race_status import PRESENTATION_EM
 from ermviz.app.widgets import guard
 
 #: Index of each lesson tab in the dashboard's tabs (the Lessons tab itself is 0).
@@ -110,6 +111,7 @@ class LessonBanner(pn.viewable.Viewer):
             self.text, sizing_mode="stretch_width", visible=False, css_classes=["lesson-banner"]
         )
         model.param.watch(lambda *_: self._follow(), ["revision"])
+        model.param.watch(lambda *_: self._render(), ["presentation"])
 
     def __panel__(self) -> pn.viewable.Viewable:
         return self.layout
@@ -124,10 +126,11 @@ class LessonBanner(pn.viewable.Viewer):
     def loading(self, lesson: Lesson) -> None:
         """Say that ``lesson`` is loading (until :meth:`show`)."""
         self.layout.visible = True
+        em = PRESENTATION_EM if self.model.presentation else 1.0
         self.text.object = (
             f'<div class="lesson-banner lesson-loading" data-lesson="{html.escape(lesson.name)}"'
-            ' style="border-left:6px solid #ff7f0e;background:#fff7ef;padding:6px 12px;'
-            'font-size:1.05em"><b>Loading lesson: '
+            ' style="border-left:6px solid #ff7f0e;background:#fff7ef;padding:4px 12px;'
+            f'font-size:{em}em"><b>Loading lesson: '
             f"{html.escape(lesson.title)}</b> (data, problem and runs); Start waits for it."
             "</div>"
         )
@@ -147,16 +150,20 @@ class LessonBanner(pn.viewable.Viewer):
             self.text.object = ""
             return
         cue = (
-            "You changed the set-up since this lesson loaded: load it again from the "
+            "you changed the set-up since this lesson loaded: load it again from the "
             "Lessons tab to see what it promises."
             if self._changed
-            else "Press <b>Start</b> and watch."
+            else "press <b>Start</b> and watch."
         )
+        # Read from the back of a room in Presentation mode, as the figures' text is.
+        em = PRESENTATION_EM if self.model.presentation else 1.0
+        # The cue on the title's line: the lesson's text and the plots under it fit the
+        # first screen of a 1280 x 800 laptop.
         self.text.object = (
             f'<div class="lesson-banner" data-lesson="{html.escape(lesson.name)}" '
             f'data-changed="{int(self._changed)}" style="border-left:6px solid #1f77b4;'
-            'background:#f3f7fb;padding:6px 12px;font-size:1.05em;line-height:1.4">'
-            f'<b class="lesson-title">Lesson: {html.escape(lesson.title)}</b>'
-            f'<div class="lesson-watch">{html.escape(lesson.text)}</div>'
-            f'<div class="lesson-cue" style="color:#555;margin-top:2px">{cue}</div></div>'
+            f'background:#f3f7fb;padding:4px 12px;font-size:{em}em;line-height:1.35">'
+            f'<b class="lesson-title">Lesson: {html.escape(lesson.title)}</b> '
+            f'<span class="lesson-cue" style="color:#555">— {cue}</span>'
+            f'<div class="lesson-watch">{html.escape(lesson.text)}</div></div>'
         )

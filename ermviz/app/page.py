@@ -40,6 +40,7 @@ from ermviz.app.lessons_view import TAB_INDEX, LessonBanner, LessonsView
 from ermviz.app.model import DashboardModel
 from ermviz.app.notebook import PAGE_FONT, LiveHTML, OfflineFast, keep_unsent_changes
 from ermviz.app.problem_cache import prebuild
+from ermviz.app.race_status import Starting, race_line, race_summary, run_chips, sized
 from ermviz.app.race_view import RaceView
 from ermviz.app.streaming import Streamer
 from ermviz.app.teaching_view import TeachingView
@@ -47,7 +48,9 @@ from ermviz.app.widgets import frozen_graph, guard
 
 #: Seconds between two refreshes of the results table during a race.
 TABLE_PERIOD = 1.0
-_RACE_COLOURS = {"running": "#2ca02c", "paused": "#ff7f0e", "finished": "#1f77b4"}
+#: Seconds between two refreshes of the status line while a Start builds its runs (and
+#: perhaps waits for their kernels): the seconds so far keep counting.
+STARTING_PERIOD = 0.5
 
 
 def _forward(view: str, name: str, build: bool = False) -> property:
@@ -88,6 +91,7 @@ class Dashboard:
         self._table_at = 0.0
         self._statuses: tuple = ()
         self._starting = False
+        self._start_state: Starting | None = None
         self._loading: asyncio.Event | None = None
         self._notebook_root: pn.viewable.Viewable | None = None
         self._told: set[str] = set()
@@ -176,26 +180,40 @@ class Dashboard:
         from ermviz.app import warmup
 
         g = functools.partial(guard, self.model)
-        self.start_button = pn.widgets.Button(label="Start", color="primary", width=110)
-        self.pause_button = pn.widgets.Button(label="Pause", color="warning", width=110)
-        self.stop_button = pn.widgets.Button(label="Stop", color="danger", width=110)
-        self.reset_button = pn.widgets.Button(label="Reset", color="default", width=110)
+        # Narrow buttons with small margins: the seven fit one row of a 1280 px laptop's
+        # main area (~810 px), so the lesson and the plots start higher.
+        small = {"margin": (4, 4)}
+        self.start_button = pn.widgets.Button(label="Start", color="primary", width=80, **small)
+        self.pause_button = pn.widgets.Button(label="Pause", color="warning", width=86, **small)
+        self.stop_button = pn.widgets.Button(label="Stop", color="danger", width=70, **small)
+        self.reset_button = pn.widgets.Button(label="Reset", color="default", width=72, **small)
         self.start_button.on_click(g("start")(self.start))
         self.pause_button.on_click(g("pause")(self.toggle_pause))
         self.stop_button.on_click(g("stop")(self.stop))
         self.reset_button.on_click(g("reset")(self.reset))
-        # For a room: larger text and thicker lines on every figure (race, teaching view).
+        for button in self.race_view.reference_buttons:
+            button.margin = small["margin"]
+        # For a room: larger text and thicker lines on every figure (race, teaching view),
+        # and larger lesson text and race status.
         self.presentation_toggle = pn.widgets.Toggle.from_param(
             self.model.param.presentation,
             name="Presentation",
             color="primary",
             variant="outline",
-            width=130,
+            width=118,
+            **small,
         )
-        self.race_text = LiveHTML("", margin=(12, 6), css_classes=["race-status"])
-        self.status_strip = LiveHTML("", sizing_mode="stretch_width", margin=(0, 10))
-        # The race's outcome in words, on a line of its own (a sentence per run).
+        self.model.param.watch(lambda *_: self.refresh(force=True), ["presentation"])
+        # The race's state and its runs' chips on one line (the chips wrap on a narrow
+        # window), the outcome in words below once there is one.
+        self.status_strip = LiveHTML(
+            "", sizing_mode="stretch_width", margin=(4, 10, 2, 10), css_classes=["race-status"]
+        )
+        self._chips = ""
         self.summary_text = LiveHTML("", sizing_mode="stretch_width", margin=(0, 10))
+        # Kernels compiling in the background after a fresh install (ermviz.app.warmup):
+        # hidden while this session's Start waits for them, which the status line then says.
+        self.warmup_line = pn.Column(warmup.status_view(), sizing_mode="stretch_width", margin=0)
         self.toolbar_layout = pn.Column(
             # A FlexBox wraps the buttons on a narrow window (a Row cut the last ones off).
             pn.FlexBox(
@@ -205,14 +223,11 @@ class Dashboard:
                 self.reset_button,
                 *self.race_view.reference_buttons,
                 self.presentation_toggle,
-                self.race_text,
                 sizing_mode="stretch_width",
             ),
             self.status_strip,
             self.summary_text,
-            # Kernels compiling in the background after a fresh install (and "compiling"
-            # while this session's Start waits for them): ermviz.app.warmup.
-            warmup.status_view(self.model),
+            self.warmup_line,
             sizing_mode="stretch_width",
         )
 
@@ -237,17 +252,46 @@ class Dashboard:
             return
         self._starting = True
         self.start_button.disabled = True
+        self._start_state = Starting(time.perf_counter(), self.model.labels())
+        launched = False
         try:
             self.model.stop(wait=0.5)
             # Loading data and compiling (or loading) kernels may take seconds on big
-            # sets: a worker thread keeps the page responsive meanwhile.
-            slots = await in_thread(self.model.prepare)
+            # sets, minutes on a first launch: a worker thread keeps the page responsive
+            # meanwhile, and the status line says what it waits for, counting the seconds.
+            task = asyncio.ensure_future(in_thread(self.model.prepare))
+            while True:
+                self._follow_start()
+                done, _ = await asyncio.wait([task], timeout=STARTING_PERIOD)
+                if done:
+                    break
+            slots = task.result()
             if self.model.closed:
                 return  # the page closed while the race was built: nothing to show or run
-            self.launch(slots)
+            self._start_state = None
+            self.launch(slots)  # (it refreshes the status)
+            launched = True
         finally:
             self._starting = False
+            self._start_state = None
             self.start_button.disabled = self._loading is not None
+            self.warmup_line.visible = True
+            if not launched:
+                self.refresh(force=True)  # the status says "compiling" no longer
+
+    def _follow_start(self) -> None:
+        """Show the Start being prepared: building its runs, or waiting for kernels the
+        background warm-up compiles (which, how long so far, how many ready, and about how
+        long still when the warm-up can tell); the warm-up's own line hides meanwhile."""
+        from ermviz.app import warmup
+
+        state = self._start_state
+        if state is None:
+            return
+        first_launch = warmup.progress().phase == "compiling"
+        state.follow(warmup.waiting_for(self.model), warmup.wait_estimate(self.model), first_launch)
+        self.warmup_line.visible = not state.waiting
+        self._show_status(race_line("", 0, state, time.perf_counter()), run_chips((), state))
 
     def start_sync(self) -> None:
         """Start a new race synchronously (notebooks, tests)."""
@@ -371,17 +415,14 @@ class Dashboard:
         changed = statuses != self._statuses
         self._statuses = statuses
         race = m.race_status
-        # A static coloured dot, not a spinner: an endless CSS animation keeps the browser
-        # repainting (measured: it competes with the solvers for the same cores).
-        dot = _RACE_COLOURS.get(race, "#999")
-        self.race_text.object = (
-            f'<span class="race-status-text" data-status="{race}">'
-            f'<span style="color:{dot};font-size:1.3em">●</span> race: <b>{race}</b>'
-            f"{f' ({len(m.slots)} runs)' if m.slots else ''}</span>"
-        )
+        starting = self._start_state
+        if changed or force:
+            self._chips = run_chips(m.slots, starting)
+        self._show_status(race_line(race, len(m.slots), starting, time.perf_counter()), self._chips)
         summary = self._race_summary()
-        self.summary_text.object = (
-            f'<span class="race-summary"><b>{html.escape(summary)}</b></span>' if summary else ""
+        self.summary_text.object = sized(
+            f'<span class="race-summary"><b>{html.escape(summary)}</b></span>' if summary else "",
+            m.presentation,
         )
         busy = self._loading is not None
         self.pause_button.label = "Resume" if race == "paused" else "Pause"
@@ -390,7 +431,6 @@ class Dashboard:
         self.reset_button.disabled = busy or race == "idle"
         self.race_view.refresh_reference_buttons()
         if changed or force:
-            self.status_strip.object = self._status_html()
             for slot in m.slots:
                 # A run that failed while racing (solver error, NaN) is also notified once;
                 # runs that could not be built were notified by the model already.
@@ -406,34 +446,23 @@ class Dashboard:
             self._table_at = now
             self.race_view.update_table()
 
-    def _status_html(self) -> str:
-        parts = []
-        for s in self.model.slots:
-            msg = html.escape(s.message)
-            # A busy server shares its cores between runs (ermviz.cores): say so.
-            waiting = s.run is not None and s.status == "running" and s.run.waiting
-            shown = "running, waiting for a core" if waiting else s.status
-            parts.append(
-                f'<span class="run-status" data-run-id="{html.escape(s.run_id)}" '
-                f'data-label="{html.escape(s.label)}" data-status="{s.status}" '
-                f'data-waiting="{int(waiting)}" '
-                f'data-rows="{len(s.run.trace) if s.run is not None else 0}" title="{msg}" '
-                f'style="display:inline-block;margin:2px 10px 2px 0;padding:2px 8px;'
-                f'border-left:6px solid {s.color};background:#f5f5f5">'
-                f"{html.escape(s.label)}: <b>{shown}</b></span>"
-            )
-        return "".join(parts) or '<span class="run-status-empty">No race yet: press Start.</span>'
-
     # -- assembly --------------------------------------------------------------------
-    def _race_summary(self) -> str:
-        """The race's outcome in words (:func:`ermviz.app.lessons.race_summary`)."""
-        from ermviz.app.lessons import race_summary
+    def _show_status(self, line: str, chips: str) -> None:
+        """The race's status line and its runs' chips, in one flow (sent when changed)."""
+        text = sized(f"{line} {chips}", self.model.presentation)
+        if self.status_strip.object != text:
+            self.status_strip.object = text
 
+    def _race_summary(self) -> str:
+        """The race's outcome in words (:func:`ermviz.app.race_status.race_summary`), on
+        the clock the time plot shows, with the iteration plots' work count."""
+        m = self.model
         runs = []
-        for s in self.model.slots:
+        for s in m.slots:
             last = s.run.trace.last() if s.run is not None else None
             runs.append({"label": s.label, "status": s.status, **(last or {})})
-        return race_summary(runs, float(self.model.tol))
+        work = None if m.x_axis == "iteration" else (m.x_axis, m.work_label(m.x_axis))
+        return race_summary(runs, float(m.tol), m.time_basis, work)
 
     def tabs(self) -> pn.Tabs:
         """The page's tabs (Lessons, Race, Teaching view, Export, Results).

@@ -61,7 +61,7 @@ class RaceView(pn.viewable.Viewer):
         self.model = model
         self.streamer = streamer
         self._shown = shown or list
-        self._plots_kind = ""
+        self._plots_kind: list[str] = []
         self._trace_plots: TracePlots | None = None
         self.layout = pn.Column(sizing_mode="stretch_width")
         self._build_results()
@@ -70,6 +70,9 @@ class RaceView(pn.viewable.Viewer):
         model.param.watch(self._on_references, ["references"])
         model.param.watch(self._on_presentation, ["presentation"])
         model.param.watch(lambda *_: self._update_reference_note(), ["revision"])
+        # The certificate plots name the certificate of the problem set up, before a Start
+        # too (a lesson loaded over another problem's race).
+        model.param.watch(lambda *_: self._follow_certificate(), ["problem", "problem_settings"])
 
     def __panel__(self) -> pn.viewable.Viewable:
         return self.layout
@@ -98,8 +101,9 @@ class RaceView(pn.viewable.Viewer):
         )
         self.results = pn.Column(
             pn.pane.Markdown(
-                "**Results** — time columns: solver seconds until the certificate first fell to "
-                "each threshold; test accuracy needs a test split.",
+                "**Results** — `time_s`: the solver's wall-clock seconds, `cpu_s`: its "
+                "thread's CPU seconds; `t<=` columns: wall-clock seconds until the certificate "
+                "first fell to each threshold; test accuracy needs a test split.",
                 margin=(0, 10),
             ),
             self.table,
@@ -171,18 +175,37 @@ class RaceView(pn.viewable.Viewer):
         if self._trace_plots is not None:
             return
         m = self.model
-        self.plot_options = pn.Row(
-            pn.widgets.Checkbox.from_param(m.param.log_x, label="log x axes"),
+        # One row (a 1280 px laptop shows the plots under it on the first screen): the
+        # labels beside their widgets, not above; explicit widths (a FlexBox stretches an
+        # item without one to the whole row).
+        label = {"align": "center", "margin": (0, 2, 0, 6)}
+        box = {"align": "center", "margin": (4, 4)}
+        self.plot_options = pn.FlexBox(
+            pn.widgets.Checkbox.from_param(m.param.log_x, label="log x axes", width=92, **box),
+            pn.pane.HTML("time plot:", width=64, **label),
+            # The clock shown: filled when picked, outlined when not (two shades of one
+            # fill hid which one was picked).
             pn.widgets.RadioButtonGroup.from_param(
                 m.param.time_basis,
                 options={"wall time": "time_s", "CPU time": "cpu_s"},
                 color="primary",
+                variant="outline",
+                css_classes=["ermviz-clock"],
+                width=160,
+                margin=(4, 4),
             ),
             pn.widgets.Checkbox.from_param(
-                m.param.show_steps, label="mark away ▲ / pairwise ◆ / drop ✕ steps"
+                m.param.show_steps, label="mark steps ▲◆✕", width=140, **box
             ),
-            Select.from_param(m.param.x_axis, name="x of the iteration plots", width=200),
+            pn.pane.HTML(
+                f"<span title='{html.escape(m.param.x_axis.doc, quote=True)}'>iteration "
+                "plots' x:</span>",
+                width=118,
+                **label,
+            ),
+            Select.from_param(m.param.x_axis, name="", width=150, margin=(4, 4)),
             sizing_mode="stretch_width",
+            align_items="center",
         )
         self.plot_box = pn.Row(sizing_mode="stretch_width")
         # The results table and the three diagnostic plots share one place: only the shown
@@ -221,21 +244,41 @@ class RaceView(pn.viewable.Viewer):
             with pn.io.hold():  # one message for every figure's text and lines
                 self._trace_plots.set_presentation(self.model.presentation)
 
-    def certificate_kind(self) -> str:
-        return PROBLEMS[self.model.problem].certificate_kind
+    def certificate_kind(self) -> list[str]:
+        """What the certificate plots show: the race's runs' certificate kinds (a lazified
+        run certifies a primal-dual gap beside the others' FW gaps), else the kind of the
+        problem set up with its settings."""
+        m = self.model
+        kinds = [s.run.solver.certificate_kind for s in m.slots if s.run is not None]
+        if kinds:
+            return list(dict.fromkeys(kinds))
+        return [PROBLEMS[m.problem].certificate_kind_for(m.problem_settings)]
+
+    def _follow_certificate(self) -> None:
+        """Name the set-up problem's certificate on the plots (no race shows)."""
+        if self.built and not self.model.slots:
+            kind = self.certificate_kind()
+            if kind != self._plots_kind:
+                self._plots_kind = kind
+                self._trace_plots.set_certificate(kind)
 
     def after_launch(self, grew: bool) -> None:
         """Show a new race: new figures when the pool grew or the certificate changed,
         else the same figures relabelled (their sources emptied by the streamer)."""
         if not self.built:
             return  # built when shown, over the pool as it is then
-        if grew or self._plots_kind != self.certificate_kind():
+        kind = self.certificate_kind()
+        if grew:
             self._rebuild_plots()
-        else:
-            self._show_race()
+            return
+        if self._plots_kind != kind:
+            self._plots_kind = kind
+            self._trace_plots.set_certificate(kind)
+        self._show_race()
 
     def after_reset(self) -> None:
         if self.built:
+            self._follow_certificate()
             self._show_race()
 
     def _rebuild_plots(self) -> None:

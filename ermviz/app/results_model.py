@@ -48,6 +48,7 @@ import numpy as np
 import pandas as pd
 import param
 
+from ermviz.access import results_allowed, results_policy
 from ermviz.app.messages import _panel_notifier, one_line
 from ermviz.app.model import DashboardModel
 from ermviz.app.race import PALETTE
@@ -71,6 +72,16 @@ RESULTS_ENV = "ERMVIZ_RESULTS"
 OFF_TEXT = (
     "Results folders are turned off on this server (ERMVIZ_RESULTS is set empty); run "
     "`python -m ermviz report DIR` where the results are"
+)
+#: What the tab says to a session that may not open folders (:mod:`ermviz.access`).
+TEACHER_ONLY_TEXT = (
+    "Results folders on this server are for the teacher (log in with the teacher's "
+    "password); run `python -m ermviz report DIR` where the results are"
+)
+SERVED_OFF_TEXT = (
+    "Results folders are turned off on this server (it serves a class: `ermviz serve "
+    "--admin-password` opens them to the teacher); run `python -m ermviz report DIR` where "
+    "the results are"
 )
 #: Default roots, relative to the server's working directory.
 DEFAULT_ROOTS = ("results", os.path.join("benchmarks", "results"))
@@ -97,6 +108,29 @@ def folder_access() -> bool:
     Results tab's folder access off (no folder is listed, a typed path is refused)."""
     env = os.environ.get(RESULTS_ENV)
     return env is None or bool(env.strip())
+
+
+def folder_denial(user: str | None) -> str:
+    """Why a session of ``user`` may not open results folders (empty when it may): folder
+    access turned off (:func:`folder_access`), or the server's rule for who may
+    (:func:`ermviz.access.results_allowed`: the teacher only, or nobody, when serving a
+    class)."""
+    if not folder_access():
+        return OFF_TEXT
+    if results_allowed(user):
+        return ""
+    return TEACHER_ONLY_TEXT if results_policy() == "teacher" else SERVED_OFF_TEXT
+
+
+def session_user() -> str | None:
+    """The user logged in to the served session being built (``ermviz serve --password``;
+    :mod:`ermviz.app.login`), or None (no login, or no session)."""
+    import panel as pn
+
+    doc = pn.state.curdoc
+    if doc is None or doc.session_context is None:
+        return None
+    return pn.state.user
 
 
 def results_roots() -> list[Path]:
@@ -232,9 +266,12 @@ class ResultsModel(param.Parameterized):
         self,
         notifier: Callable[[str, str], None] | None = None,
         roots: Iterable[Path | str] | None = None,
+        user: str | None = None,
         **params: Any,
     ) -> None:
         super().__init__(**params)
+        # Decided once per session: who logged in does not change (None: the session's).
+        self.denial = folder_denial(session_user() if user is None else user)
         self.notifier = notifier if notifier is not None else _panel_notifier
         self.messages: list[tuple[str, str]] = []
         self._roots = None if roots is None else [Path(r) for r in roots]
@@ -260,8 +297,13 @@ class ResultsModel(param.Parameterized):
 
     # -- folders ---------------------------------------------------------------------
     @property
+    def access(self) -> bool:
+        """Whether this session may open results folders (else :attr:`denial` says why)."""
+        return not self.denial
+
+    @property
     def roots(self) -> list[Path]:
-        if not folder_access():
+        if not self.access:
             return []
         return results_roots() if self._roots is None else list(self._roots)
 
@@ -271,8 +313,8 @@ class ResultsModel(param.Parameterized):
         return self.found
 
     def _idle_text(self) -> str:
-        if not folder_access():
-            return OFF_TEXT
+        if not self.access:
+            return self.denial
         where = ", ".join(str(r) for r in self.roots)
         n = len(self.found)
         return (
@@ -335,8 +377,8 @@ class ResultsModel(param.Parameterized):
         shown before stays.
         """
         text = str(path).strip()
-        if not folder_access():
-            return self._fail(OFF_TEXT)
+        if not self.access:
+            return self._fail(self.denial)
         if not text:
             return self._fail("type the path of a results folder (it holds summaries/)")
         return self._open_folder(Path(text).expanduser().resolve())

@@ -24,7 +24,7 @@ import pandas as pd
 
 from ermviz.app.background import in_thread
 from ermviz.app.messages import one_line
-from ermviz.app.results_model import SMALL_SWEEP, ResultsModel, eps_text, folder_access
+from ermviz.app.results_model import SMALL_SWEEP, ResultsModel, eps_text
 
 
 def _holoviews() -> Any:
@@ -135,7 +135,7 @@ class ResultsView:
         self.found_select = pn.widgets.Select(
             label="Results folders found", sizing_mode="stretch_width"
         )
-        if not folder_access():  # the operator turned folder access off
+        if not m.access:  # folder access off, or not for this session
             for widget in (self.path_input, self.open_button, self.found_select):
                 widget.disabled = True
         self._sync_found()

@@ -5,7 +5,7 @@ Before a race it previews the configured problem when it can be drawn (3 or 4 po
 the SVM dual, 2 features for logistic regression over the l1 ball, the l2 ball or a
 box, in teaching mode; LS-SVM classification on 2 features, always; tested cheaply
 first, so no large dataset is loaded just to find out); during a race it shows each run's
-iterates growing live (:class:`~ermviz.app.figures.TeachingPlot`) or each run's decision
+iterates growing live (:class:`~ermviz.app.teaching_plot.TeachingPlot`) or each run's decision
 boundary forming (:class:`~ermviz.app.boundary.BoundaryPlot`).
 
 :class:`TeachingView` is a Panel :class:`~panel.viewable.Viewer` over the session's
@@ -23,9 +23,9 @@ from ermviz import data as data_mod
 from ermviz.app.boundary import BoundaryPlot
 from ermviz.app.datasets import BUNDLED
 from ermviz.app.figure_style import set_presentation
-from ermviz.app.figures import TeachingPlot
 from ermviz.app.model import DashboardModel, is_teachable
 from ermviz.app.streaming import Streamer, geometry_for
+from ermviz.app.teaching_plot import TeachingPlot
 from ermviz.app.widgets import frozen_graph
 from ermviz.registry import get_problem
 
@@ -44,7 +44,9 @@ class TeachingView(pn.viewable.Viewer):
         self.built = False
         self.teaching_note = pn.pane.Markdown(sizing_mode="stretch_width")
         self.teaching_row = pn.FlexBox(sizing_mode="stretch_width")
-        self.layout = pn.Column(self.teaching_note, self.teaching_row, sizing_mode="stretch_width")
+        # The drawing first, how to read it under it: on a 1280 x 800 laptop the help
+        # above (six lines) pushed the drawing below the first screen.
+        self.layout = pn.Column(self.teaching_row, self.teaching_note, sizing_mode="stretch_width")
         self.teaching_plot: TeachingPlot | None = None
         # A hosted race's zoom is created on the pull after its first points were sent.
         self._zoom_after_first_point = False

@@ -48,6 +48,8 @@ import weakref
 from collections.abc import Callable, Sequence
 from typing import Any, NamedTuple
 
+from ermviz import workers
+
 #: The per-item steps each kernel is advanced by (enough to run every code path once).
 STEPS = 5
 
@@ -267,6 +269,10 @@ class _State:
         self.stop = threading.Event()
         # Sessions whose Start waits for kernels: model -> labels of what it waits for.
         self.waiting: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+        # Compile seconds the child measured per item, and the item it is on since when
+        # (for wait_estimate).
+        self.seconds: dict[int, float] = {}
+        self.on: tuple[int, float] = (-1, 0.0)
 
 
 _STATE = _State()
@@ -293,6 +299,33 @@ def waiting_for(model: Any) -> list[str]:
     """Labels of the kernels the Start of ``model``'s session waits for (empty: none)."""
     with _STATE.cond:
         return list(_STATE.waiting.get(model, ()))
+
+
+def wait_estimate(model: Any) -> float | None:
+    """Seconds the Start of ``model``'s session should still wait for its kernels (those of
+    :func:`waiting_for`), from what the child measured: each waited kernel takes about as
+    long as the same (problem, method, step) took on other data (the same code compiled
+    for another array type), less what the child has spent on it so far. None when one of
+    them has no such measure (the first of its kind) or has already taken longer."""
+    s = _STATE
+    with s.cond:
+        labels = s.waiting.get(model)
+        if not labels:
+            return None
+        index = {it.label: i for i, it in enumerate(s.items)}
+        left = 0.0
+        for label in labels:
+            i = index.get(label, -1)
+            if i < 0:
+                return None
+            same = [t for j, t in s.seconds.items() if j != i and s.items[j].key == s.items[i].key]
+            if not same:
+                return None
+            spent = time.perf_counter() - s.on[1] if s.on[0] == i else 0.0
+            if spent > max(same):
+                return None
+            left += max(same) - spent
+        return left
 
 
 def status_line(model: Any = None) -> str:
@@ -352,7 +385,8 @@ def status_view(model: Any = None, period_ms: int = 500) -> Any:
 
 
 def _echo(line: str) -> None:
-    print(f"ermviz: {line}", flush=True)
+    if workers.task_id() in (None, 0):  # (with --procs N, worker 0 speaks for all)
+        print(f"ermviz: {line}", flush=True)
 
 
 def _finish(phase: str, error: str = "") -> None:
@@ -377,7 +411,8 @@ def _serve(echo: Callable[[str], None]) -> None:
             s.current = "listing the lessons' runs"
         items: list[Item] = []
         env = {**os.environ, "PYTHONUNBUFFERED": "1"}
-        s.child = subprocess.Popen(
+        # (ermviz.workers: with --procs N, worker 0 runs the child, the others follow it)
+        s.child = workers.popen(
             [sys.executable, "-m", "ermviz.app.warmup", "--child"],
             stdout=subprocess.PIPE,
             stdin=subprocess.DEVNULL,
@@ -411,6 +446,7 @@ def _serve(echo: Callable[[str], None]) -> None:
                 i = msg["start"]
                 with s.cond:
                     s.current = items[i].label
+                    s.on = (i, time.perf_counter())
                 echo(f"compiling kernels {i + 1}/{len(items)}: {items[i].label}")
             elif "done" in msg or "failed" in msg:
                 i = msg.get("done", msg.get("failed"))
@@ -418,6 +454,8 @@ def _serve(echo: Callable[[str], None]) -> None:
                     echo(f"warm-up of {items[i].label} failed: {msg.get('error', '')}")
                 with s.cond:
                     s.compiled.add(i)
+                    if "seconds" in msg:
+                        s.seconds[i] = float(msg["seconds"])
                     s.cond.notify_all()
                 # Load the lessons' kernels the child has compiled while it compiles the
                 # next one: the first lesson is ready in the server long before the last

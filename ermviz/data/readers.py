@@ -265,6 +265,14 @@ def _libsvm_error(
     path: Path, exc: Exception, n_features: int | None, zero_based: bool | str, why_p: str
 ) -> DataError:
     found = _scan_libsvm(path, n_features, zero_based, why_p)
+    if found is not None and not _looks_like_data(path):
+        # Not one line of data: a file of another kind (prose, a table), not a broken line.
+        lineno, problem = found
+        return DataError(
+            f"{path}: is not a data file (none of its first {_FIRST_LINES} lines reads "
+            f"'label index:value ...'; line {lineno}: {problem}); upload a LIBSVM file, or "
+            "a CSV file with a name ending in .csv"
+        )
     if found is not None:
         lineno, problem = found
         return DataError(
@@ -275,6 +283,38 @@ def _libsvm_error(
         f"{path}: not readable as LIBSVM ({exc}); lines must read 'label index:value ...'; "
         "a CSV file needs a name ending in .csv"
     )
+
+
+#: How many of a file's first content lines decide whether it is data at all.
+_FIRST_LINES = 20
+
+
+def _looks_like_data(path: Path) -> bool:
+    """Whether any of the first :data:`_FIRST_LINES` content lines looks like data: a
+    number first, an ``index:value`` pair, or comma-separated fields (CSV). A file with a
+    broken line among such lines gets "fix the line"; one with none, "not a data file"."""
+    for count, (_, content) in enumerate(_content_lines(path, "#")):
+        if count >= _FIRST_LINES:
+            break
+        tokens = content.split()
+        if _csv_hint(content) or any(_is_pair(t) for t in tokens[1:]):
+            return True
+        try:
+            float(tokens[0])
+            return True
+        except ValueError:
+            continue
+    return False
+
+
+def _is_pair(token: str) -> bool:
+    key, colon, value = token.partition(":")
+    try:
+        int(key)
+        float(value)
+    except ValueError:
+        return False
+    return bool(colon)
 
 
 def _scan_libsvm(

@@ -36,6 +36,7 @@ import numpy as np
 from ermviz.base import Problem, Solver
 from ermviz.data.lowrank import RatingsData, lowrank_ratings, ratings_from_dataset
 from ermviz.errors import SettingError
+from ermviz.families.frank_wolfe.constraints import check_margin_scale, radius_setting
 from ermviz.families.lazy import KernelConstant, kernel_module
 from ermviz.settings import Setting
 
@@ -113,14 +114,10 @@ class MatrixCompletion(Problem):
     )
     work_axes: ClassVar[tuple[tuple[str, str], ...]] = (("lmo_iters", "LMO products G v"),)
     settings_decl: ClassVar[tuple[Setting, ...]] = (
-        Setting(
-            "radius",
-            "float",
+        radius_setting(
             None,
             "nuclear-norm radius tau (default: sqrt(m n / N) ||M_Omega||_F, the Frobenius "
             "norm of the full matrix estimated from its N observed entries)",
-            low=0.0,
-            low_open=True,
         ),
         Setting(
             "holdout",
@@ -149,6 +146,8 @@ class MatrixCompletion(Problem):
             fro = float(np.linalg.norm(self.vals)) * math.sqrt(self.m * self.n / self.n_obs)
             radius = fro if fro > 0.0 else 1.0
         self.radius = float(radius)
+        # |X_ij| <= ||X||_2 <= tau: every entry the ball allows, squared over N entries.
+        check_margin_scale(self.name, "radius", self.radius, 1.0, self.n_obs)
 
     @property
     def dim(self) -> int:

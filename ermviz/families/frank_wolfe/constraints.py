@@ -8,6 +8,29 @@ and gives what the problems and solvers need: the minimum of a linear function o
 set (the FW gap's second term, in numpy, as an independent check of the kernels' LMOs),
 the start point as explicit atoms, and the set's codes for :mod:`solvers.lmo`.
 
+Scale rule (radii and box bounds). Every method squares the set's scale: the squared loss
+and the line searches' curvature ``||M d||^2`` (``d`` a difference of two points of the
+set, ``M`` the data), and the logistic line search's second derivative, sum the squares
+of margins ``a_i . x`` over the data. float64 squares a number only up to
+``sqrt(DBL_MAX) = 1.34e154``, and squares below ``1.5e-154`` are no longer normal. So:
+
+* data-free, on the settings themselves (every surface: CLI, dashboard widgets, links,
+  estimators): a radius lies in ``[RADIUS_MIN, SCALE_MAX] = [1e-150, 1e150]``, a box
+  bound in ``[-1e150, 1e150]``: squares of the scale stay normal numbers with four
+  decades of room for the data;
+* with the data (:meth:`ConstraintSet.check_scale`, when a problem is built): the
+  largest margin the set allows, ``Z = scale x reach`` (``reach`` = ``max |a_ij|`` times
+  1 (l1 ball), ``sqrt(p)`` (l2 ball), ``K`` (K-sparse), ``p`` (box)), must keep
+  ``n (2 Z)^2`` (a direction between two points, squared and summed over ``n`` rows) and
+  the loss's constants within float64: ``Z <= sqrt(DBL_MAX / n) / 4``.
+
+A radius of 1e12 passes both, on purpose: it is representable, and a run with it makes
+real progress. What it cannot do is certify a small absolute tolerance: the FW gap is
+``<g, x> + radius ||g||_inf``, so a gap of 1e-8 needs ``||g||_inf <= 1e-20``, below the
+rounding of a gradient that sums n products. On a1a (logistic loss, tol 1e-8) every
+method then runs to its time budget while ``f`` still decreases (face-newton: by about
+1e-13 per step after 12 000 steps; its stall rule only stops a run whose ``f`` is flat).
+
 References: Jaggi (2013), "Revisiting Frank-Wolfe", ICML (LMOs of the l1 and l2 balls);
 Garber & Hazan (2015), "Faster rates for the Frank-Wolfe method over strongly-convex
 sets", ICML (the l2 ball); Lacoste-Julien & Jaggi (2015) (polytopes, active sets);
@@ -17,6 +40,7 @@ l_inf ball of radius tau).
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 import numpy as np
@@ -29,6 +53,45 @@ lmo = kernel_module("solvers.lmo", globals())
 
 CONSTRAINTS = ("l1", "l2", "box", "ksparse")
 
+#: Largest radius or box bound magnitude, and smallest radius (module docstring).
+SCALE_MAX = 1e150
+RADIUS_MIN = 1e-150
+_SCALE_NOTE = (
+    "the line searches and the squared loss square the set's scale, and float64 squares "
+    "numbers only within about 1e-154 to 1e154"
+)
+_DBL_MAX = float(np.finfo(np.float64).max)
+
+
+def radius_setting(default: float | None, help: str) -> Setting:
+    """The ``radius`` setting of a problem over a ball or polytope, in the scale rule's
+    range (module docstring)."""
+    return Setting(
+        "radius", "float", default, help, low=RADIUS_MIN, high=SCALE_MAX, range_note=_SCALE_NOTE
+    )
+
+
+def margin_limit(n: int) -> float:
+    """Largest margin ``|a_i . x|`` a set may allow over ``n`` rows: ``sqrt(DBL_MAX / n) /
+    4`` (the squares of ``n`` differences of two margins, and the loss's constants)."""
+    return math.sqrt(_DBL_MAX / max(int(n), 1)) / 4.0
+
+
+def check_margin_scale(problem: str, name: str, value: float, reach: float, n: int) -> None:
+    """A one-line SettingError when the set's scale ``value`` (setting ``name``) allows
+    margins ``value x reach`` beyond :func:`margin_limit` of ``n`` rows."""
+    if not (reach > 0.0 and math.isfinite(reach)):
+        return
+    limit = margin_limit(n) / reach
+    if value > limit:
+        raise SettingError(
+            f"{problem}: {name}={value:g} is too large for this data: margins a_i.x over "
+            f"the set reach {name} x {reach:.3g} = {value * reach:.3g}, and float64 cannot "
+            f"square and sum {n} of them; allowed {name} <= {limit:.3g} here (the limit is "
+            f"sqrt(DBL_MAX / n) / 4 / {reach:.3g}; rescale the features or shrink the set)"
+        )
+
+
 #: The settings every constrained vector problem declares (after its own ``radius``).
 CONSTRAINT_SETTINGS: tuple[Setting, ...] = (
     Setting(
@@ -39,8 +102,24 @@ CONSTRAINT_SETTINGS: tuple[Setting, ...] = (
         "(l1 ball of radius radius*K within the l_inf ball of radius radius)",
         choices=CONSTRAINTS,
     ),
-    Setting("lo", "float", -1.0, "box: lower bound of every coordinate (< hi)"),
-    Setting("hi", "float", 1.0, "box: upper bound of every coordinate (> lo)"),
+    Setting(
+        "lo",
+        "float",
+        -1.0,
+        "box: lower bound of every coordinate (< hi)",
+        low=-SCALE_MAX,
+        high=SCALE_MAX,
+        range_note=_SCALE_NOTE,
+    ),
+    Setting(
+        "hi",
+        "float",
+        1.0,
+        "box: upper bound of every coordinate (> lo)",
+        low=-SCALE_MAX,
+        high=SCALE_MAX,
+        range_note=_SCALE_NOTE,
+    ),
     Setting("K", "int", 5, "ksparse: nonzeros per vertex, 1 <= K <= p", low=1, high=10**9),
 )
 
@@ -85,6 +164,19 @@ class ConstraintSet:
                 f"{problem}: ksparse needs 1 <= K <= p = {p} (the number of features), got K={K}"
             )
         return cls(kind, p, float(settings.get("radius", 1.0)), lo, hi, K)
+
+    def check_scale(self, feature_max: float, n: int, problem: str) -> None:
+        """A one-line SettingError when the margins this set allows on data with entries of
+        magnitude at most ``feature_max`` over ``n`` rows cannot be squared and summed in
+        float64 (the scale rule of the module docstring)."""
+        if self.kind == "simplex":
+            return
+        if self.kind == "box":
+            name, value, reach = "max(|lo|, |hi|)", max(abs(self.lo), abs(self.hi)), self.p
+        else:
+            reach = {"l1": 1.0, "l2": math.sqrt(self.p), "ksparse": float(self.K)}[self.kind]
+            name, value = "radius", self.radius
+        check_margin_scale(problem, name, value, feature_max * reach, n)
 
     @property
     def code(self) -> int:

@@ -126,6 +126,24 @@ class FaceNewtonSolver(Solver):
             )
         self.state.x[:] = self.cset.inside(x)
 
+    @property
+    def end_note(self) -> str:  # type: ignore[override]
+        """Why the run stalled, in one line (empty unless it did)."""
+        reason = face_newton.stall_reason(self.state)
+        if reason == "no_step":
+            step = "pairwise" if self.cset.kind == "simplex" else "FW"
+            return (
+                f"the {step} step found no decrease of the objective: the certificate is "
+                "at what float64 resolves for this problem (raise tol)"
+            )
+        if reason == "no_decrease":
+            return (
+                f"the objective has not decreased beyond float64 rounding in "
+                f"{face_newton.STALL_ITERS} iterations: the certificate is at what float64 "
+                "resolves for this problem (raise tol)"
+            )
+        return ""
+
     def iterate(self) -> np.ndarray:
         return self.state.x.copy()
 

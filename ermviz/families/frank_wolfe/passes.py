@@ -17,6 +17,11 @@ columns missed by the cache); this module appends, per row,
   or two columns are a small part of a row's cost next to its gradient pass).
 
 The face-newton kernel (:mod:`solvers.face_newton`) counts its own passes exactly.
+
+A kernel that does not count its LMO calls (the tuned ``fw``/``afw``/``pfw`` kernels of
+:mod:`solvers.fw`, which call the oracle exactly once per iteration, for the gap at
+``x_k``) also gets ``lmo_calls = k + 1``, as :mod:`solvers.fw_variants` counts them, so
+every FW trace (and the race summary) can compare oracle calls.
 """
 
 from __future__ import annotations
@@ -28,7 +33,8 @@ _COLUMNS_PER_STEP = {"fw": 1.0, "afw": 1.0, "pfw": 2.0, "bpcg": 2.0, "dicg": 2.0
 
 
 class DataPasses:
-    """Appends ``data_passes`` to a first-order FW solver's rows (see the module docstring).
+    """Appends ``data_passes`` (and ``lmo_calls`` when the kernel does not count them) to a
+    first-order FW solver's rows (see the module docstring).
 
     Parameters
     ----------
@@ -44,7 +50,8 @@ class DataPasses:
     def __init__(
         self, columns: tuple[str, ...], method: str, refresh_every: int, atom_nnz: int, p: int
     ) -> None:
-        self.columns = (*columns, "data_passes")
+        self._count_lmo = "lmo_calls" not in columns  # one call per iteration: k + 1
+        self.columns = (*columns, *("lmo_calls",) * self._count_lmo, "data_passes")
         self._grad = columns.index("grad_evals")
         self._iter = columns.index("iteration")
         self._lmo = columns.index("lmo_calls") if method == "boosted" else -1
@@ -57,8 +64,10 @@ class DataPasses:
         if self._out.shape[0] < rec.shape[0]:
             self._out = np.empty((max(rec.shape[0], 2 * self._out.shape[0]), len(self.columns)))
         out = self._out[: rec.shape[0]]
-        out[:, :-1] = rec
+        out[:, : rec.shape[1]] = rec
         k = rec[:, self._iter]
+        if self._count_lmo:
+            out[:, -2] = k + 1.0
         steps = rec[:, self._lmo] if self._lmo >= 0 else k
         rebuilds = np.floor_divide(k, self._refresh) if self._refresh > 0 else 0.0
         out[:, -1] = rec[:, self._grad] + rebuilds + steps * self._per_step

@@ -42,7 +42,11 @@ from ermviz.families.common import (
     sigmoid,
     spectral_norm_sq,
 )
-from ermviz.families.frank_wolfe.constraints import CONSTRAINT_SETTINGS, ConstraintSet
+from ermviz.families.frank_wolfe.constraints import (
+    CONSTRAINT_SETTINGS,
+    ConstraintSet,
+    radius_setting,
+)
 from ermviz.families.scaling import ScalingCheck
 from ermviz.geometry import (
     Geometry,
@@ -178,14 +182,7 @@ class SvmDual(Problem):
 
 #: Settings of the l1-constrained GLMs (the TUFW family's problems keep to these).
 L1_GLM_SETTINGS: tuple[Setting, ...] = (
-    Setting(
-        "radius",
-        "float",
-        1.0,
-        "radius of the l1 / l2 ball (K-sparse: the l_inf bound tau)",
-        low=0.0,
-        low_open=True,
-    ),
+    radius_setting(1.0, "radius of the l1 / l2 ball (K-sparse: the l_inf bound tau)"),
     Setting("intercept", "bool", False, "append a constant-1 feature (inside the set)"),
     Setting(
         "start",
@@ -246,6 +243,10 @@ class ConstrainedProblem(Problem):
             self.p,
             self.name,
         )
+        X = self.X
+        entries = X.data if sp.issparse(X) else np.asarray(X)
+        feature_max = float(np.abs(entries).max()) if entries.size else 0.0
+        self.constraint_set.check_scale(feature_max, self.n, self.name)
 
     @property
     def constraint(self) -> str:
@@ -356,15 +357,11 @@ class LeastSquares(ConstrainedProblem):
     # only their spread counts (an appended constant-1 column among them).
     scaling: ClassVar[ScalingCheck] = ScalingCheck(FW_SLOW)
     settings_decl: ClassVar[tuple[Setting, ...]] = (
-        Setting(
-            "radius",
-            "float",
+        radius_setting(
             None,
             "radius of the l1 / l2 ball (K-sparse: the l_inf bound tau); default: half the "
             "norm of the unconstrained least-squares solution in the set's norm (l1, l2; "
             "K-sparse: its largest |x_j|), so that the constraint binds",
-            low=0.0,
-            low_open=True,
         ),
         *L1_GLM_SETTINGS[1:],
         *CONSTRAINT_SETTINGS,

@@ -160,9 +160,7 @@ def _is_nonconvex(problem: Problem) -> bool:
 def _certificate_kind(problem: Problem) -> str:
     if not _is_nonconvex(problem):
         return "fw_gap"
-    if problem.settings.get("metric") == "avg-fw-gap":
-        return "avg_fw_gap (stationarity)"
-    return "fw_gap (stationarity)"
+    return problem.certificate_kind_for(problem.settings)
 
 
 def _require_l1(problem: LogregL1, method: str) -> None:

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import ClassVar
+from typing import Any, ClassVar
 
 import numpy as np
 
@@ -82,6 +82,13 @@ class NonconvexL1(LogregL1):
             choices=("fw-gap", "avg-fw-gap"),
         ),
     )
+
+    @classmethod
+    def certificate_kind_for(cls, settings: dict[str, Any]) -> str:
+        """The FW gap at the iterate, or its running average (``metric``)."""
+        if settings.get("metric") == "avg-fw-gap":
+            return "avg_fw_gap (stationarity)"
+        return cls.certificate_kind
 
     # The teaching view draws the FW family's iterates and active sets only.
     @classmethod
