@@ -87,13 +87,22 @@ def svm_obj(X1, y, w, C, squared) -> float:
     return float(0.5 * w @ w + C * np.sum(h * h if squared else h))
 
 
+def int32(X):
+    """``X`` with 32-bit sparse indices, for every side: liblinear refuses 64-bit ones,
+    which a set read back from ermviz's parsed cache may have (w8a, phishing here)."""
+    if not sp.issparse(X):
+        return X
+    X = sp.csr_matrix(X)
+    return sp.csr_matrix((X.data, X.indices.astype(np.int32), X.indptr.astype(np.int32)), X.shape)
+
+
 def split(name: str):
     if name in ("a1a", "ijcnn1"):
         ds = load_dataset(name)
-        return ds.X, ds.y, ds.X_test, ds.y_test
+        return int32(ds.X), ds.y, int32(ds.X_test), ds.y_test
     ds = load_dataset(name, with_test=False)
     Xtr, Xte, ytr, yte = train_test_split(ds.X, ds.y, test_size=0.25, stratify=ds.y, random_state=0)
-    return Xtr, ytr, Xte, yte
+    return int32(Xtr), ytr, int32(Xte), yte
 
 
 #: Rounds of a race run at least this many seconds (fits of a few ms are noisy on a shared
