@@ -90,8 +90,8 @@ class ConstrainedLogisticRegression(ClassifierMixin, LinearClassifierMixin, _Con
     0.9x but w8a to 5.6x); test accuracy within 7e-4 of liblinear's. The Frank-Wolfe
     variants stay selectable: ``fw`` (Frank & Wolfe 1956; Jaggi 2013), ``afw`` (away
     steps) and ``pfw`` (pairwise; Lacoste-Julien & Jaggi 2015), ``bpcg`` (Tsuji, Tanaka &
-    Pokutta 2022), ``boosted`` (Combettes & Pokutta 2020) and the TUFW family's methods. The certificate is the Frank-Wolfe gap,
-    an upper bound on ``objective_ - min``.
+    Pokutta 2022), ``boosted`` (Combettes & Pokutta 2020) and the TUFW family's methods.
+    The certificate is the Frank-Wolfe gap, an upper bound on ``objective_ - min``.
 
     Parameters
     ----------

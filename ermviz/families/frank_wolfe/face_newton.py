@@ -117,14 +117,7 @@ class FaceNewtonSolver(Solver):
         """Start from ``x`` (moved into the set by :meth:`.ConstraintSet.inside`) instead of
         the problem's start point; before the first step only. The kernel recomputes
         ``M x`` and the gradient at every iteration, so the point is all it needs."""
-        if self.iteration > 0:
-            raise SettingError("warm_start must be called before the first step")
-        x = np.asarray(x, dtype=np.float64)
-        if x.shape != self.state.x.shape:
-            raise SettingError(
-                f"warm start has {x.shape[0]} coordinates; this problem has {self.state.x.shape[0]}"
-            )
-        self.state.x[:] = self.cset.inside(x)
+        self.state.x[:] = self.cset.inside(self.warm_point(x, self.state.x, "coordinates"))
 
     @property
     def end_note(self) -> str:  # type: ignore[override]

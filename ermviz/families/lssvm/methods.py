@@ -174,14 +174,7 @@ class LssvmSolver(Solver, Method):
         """Start from ``alpha`` (e.g. the solution for another ``C`` or ``sigma2`` on the
         same rows) instead of 0; before the first step only. Its mean is removed, so that
         ``1^T alpha = 0`` holds; one product with ``Q`` gives ``F = y - Q alpha``."""
-        if self.iteration > 0:
-            raise SettingError("warm_start must be called before the first step")
-        alpha = np.asarray(alpha, dtype=np.float64)
-        if alpha.shape != self.alpha.shape:
-            raise SettingError(
-                f"warm start has {alpha.shape[0]} dual coefficients; this problem has "
-                f"{self.alpha.shape[0]} rows"
-            )
+        alpha = self.warm_point(alpha, self.alpha, "dual coefficients (one per row)")
         alpha = alpha - alpha.mean()
         pb = self.problem
         Ka = self._K @ alpha if self.cached else pb.kernel_times(pb.X, alpha)

@@ -124,15 +124,7 @@ class PrimalNewtonSolver(Solver, Method):
     def warm_start(self, beta: np.ndarray) -> None:
         """Start from the coefficients ``beta`` (any point: the problem is unconstrained);
         before the first step only."""
-        if self.iteration > 0:
-            raise SettingError("warm_start must be called before the first step")
-        beta = np.asarray(beta, dtype=np.float64)
-        if beta.shape != self.beta.shape:
-            raise SettingError(
-                f"warm start has {beta.shape[0]} coefficients; this problem has "
-                f"{self.beta.shape[0]}"
-            )
-        self.beta[:] = beta
+        self.beta[:] = self.warm_point(beta, self.beta, "coefficients")
 
     def advance(self, max_rows: int, stop_at: int) -> tuple[np.ndarray, int]:
         if max_rows > self._rec.shape[0]:
