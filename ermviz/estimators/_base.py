@@ -524,10 +524,25 @@ def classifier_tags(tags: Any) -> Any:
 
 def shared_doc(cls: type) -> type:
     """Fill the docstring's ``{run_params}`` and ``{run_attributes}`` with the parameters
-    and attributes every estimator shares (:data:`RUN_PARAMS`, :data:`RUN_ATTRIBUTES`)."""
+    and attributes every estimator shares (:data:`RUN_PARAMS`, :data:`RUN_ATTRIBUTES`), and
+    ``{linear_classifier_attributes}`` with a linear classifier's
+    (:data:`LINEAR_CLASSIFIER_ATTRIBUTES`)."""
     cls.__doc__ = (cls.__doc__ or "").replace("    {run_params}\n", RUN_PARAMS)
     cls.__doc__ = cls.__doc__.replace("    {run_attributes}\n", RUN_ATTRIBUTES)
+    cls.__doc__ = cls.__doc__.replace(
+        "    {linear_classifier_attributes}\n", LINEAR_CLASSIFIER_ATTRIBUTES
+    )
     return cls
+
+
+LINEAR_CLASSIFIER_ATTRIBUTES = """\
+    coef_ : ndarray of shape (1, n_features)
+        Weights.
+    intercept_ : ndarray of shape (1,)
+        Offset (0 without ``fit_intercept``).
+    classes_ : ndarray of shape (2,)
+        The two labels; ``classes_[1]`` is the class of positive scores.
+"""
 
 
 RUN_PARAMS = """\

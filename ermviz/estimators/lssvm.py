@@ -53,9 +53,37 @@ def auto_method(n_samples: int, C: float, kernel_cache_mb: float) -> str:
 
 
 class _Lssvm(SolverEstimator):
-    """Shared by the two LS-SVM estimators: settings, warm start, predictions."""
+    """Shared by the two LS-SVM estimators: their parameters (the same for both),
+    settings, warm start, predictions."""
 
     _task: ClassVar[str] = ""
+
+    def __init__(
+        self,
+        C: float = 1.0,
+        sigma2: float = 0.0,
+        *,
+        kernel_cache_mb: float = 256.0,
+        method: str = "auto",
+        step: str | None = None,
+        method_settings: dict[str, Any] | None = None,
+        tol: float = 1e-6,
+        max_iter: int | None = None,
+        max_time: float | None = None,
+        warm_start: bool = False,
+        keep_trace: bool = False,
+    ) -> None:
+        self.C = C
+        self.sigma2 = sigma2
+        self.kernel_cache_mb = kernel_cache_mb
+        self.method = method
+        self.step = step
+        self.method_settings = method_settings
+        self.tol = tol
+        self.max_iter = max_iter
+        self.max_time = max_time
+        self.warm_start = warm_start
+        self.keep_trace = keep_trace
 
     def _plan(self, X: Any, y: np.ndarray) -> Plan:
         method = self.method
@@ -195,33 +223,6 @@ class LSSVMClassifier(ClassifierMixin, LinearClassifierMixin, _Lssvm):
     _classifier: ClassVar[bool] = True
     _task: ClassVar[str] = "classification"
 
-    def __init__(
-        self,
-        C: float = 1.0,
-        sigma2: float = 0.0,
-        *,
-        kernel_cache_mb: float = 256.0,
-        method: str = "auto",
-        step: str | None = None,
-        method_settings: dict[str, Any] | None = None,
-        tol: float = 1e-6,
-        max_iter: int | None = None,
-        max_time: float | None = None,
-        warm_start: bool = False,
-        keep_trace: bool = False,
-    ) -> None:
-        self.C = C
-        self.sigma2 = sigma2
-        self.kernel_cache_mb = kernel_cache_mb
-        self.method = method
-        self.step = step
-        self.method_settings = method_settings
-        self.tol = tol
-        self.max_iter = max_iter
-        self.max_time = max_time
-        self.warm_start = warm_start
-        self.keep_trace = keep_trace
-
     def __sklearn_tags__(self):
         return classifier_tags(super().__sklearn_tags__())
 
@@ -254,33 +255,6 @@ class LSSVMRegressor(RegressorMixin, _Lssvm):
     )
 
     _task: ClassVar[str] = "regression"
-
-    def __init__(
-        self,
-        C: float = 1.0,
-        sigma2: float = 0.0,
-        *,
-        kernel_cache_mb: float = 256.0,
-        method: str = "auto",
-        step: str | None = None,
-        method_settings: dict[str, Any] | None = None,
-        tol: float = 1e-6,
-        max_iter: int | None = None,
-        max_time: float | None = None,
-        warm_start: bool = False,
-        keep_trace: bool = False,
-    ) -> None:
-        self.C = C
-        self.sigma2 = sigma2
-        self.kernel_cache_mb = kernel_cache_mb
-        self.method = method
-        self.step = step
-        self.method_settings = method_settings
-        self.tol = tol
-        self.max_iter = max_iter
-        self.max_time = max_time
-        self.warm_start = warm_start
-        self.keep_trace = keep_trace
 
     def predict(self, X: Any) -> np.ndarray:
         """``f(x) = sum_i alpha_i K(x_i, x) + b`` for each row, shape (n_samples,)."""

@@ -270,12 +270,7 @@ class PLQClassifier(ClassifierMixin, LinearClassifierMixin, _Plq):
 
     Attributes
     ----------
-    coef_ : ndarray of shape (1, n_features)
-        Weights.
-    intercept_ : ndarray of shape (1,)
-        Offset (0 without ``fit_intercept``).
-    classes_ : ndarray of shape (2,)
-        The two labels; ``classes_[1]`` is the class of positive scores.
+    {linear_classifier_attributes}
     {run_attributes}
 
     Examples
