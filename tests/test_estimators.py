@@ -93,6 +93,7 @@ CHECKS = [
 
 
 @pytest.mark.parametrize("estimator, check", CHECKS)
+@pytest.mark.slow
 def test_sklearn_compatible(estimator, check):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", category=ConvergenceWarning)
@@ -315,6 +316,7 @@ CLI_CASES = [
     CLI_CASES,
     ids=[f"{type(c[0]).__name__}-{c[2][c[2].index('--method') + 1]}" for c in CLI_CASES],
 )
+@pytest.mark.slow
 def test_fit_reaches_the_cli_objective(estimator, dataset, args, cli_tol, capsys):
     ds = load_dataset(dataset)
     tol = repr(cli_tol(ds))
@@ -472,6 +474,7 @@ def test_l2svm_is_linear_svc_at_the_same_c(name, method, request):
 
 
 @pytest.mark.parametrize("name", ["a1a", "breast-cancer"])
+@pytest.mark.slow
 def test_plq_squared_hinge_matches_linear_svc(name, request):
     Xtr, ytr, Xte, yte = _split(name, request)
     ours = E.PLQClassifier(loss="svm2", C=0.5, tol=1e-9).fit(Xtr, ytr)
@@ -681,6 +684,7 @@ def test_parameters_are_checked_at_fit_with_one_line_errors():
 # -- pipelines, grid search, live fit ----------------------------------------------------
 
 
+@pytest.mark.slow
 def test_pipeline_and_parallel_grid_search():
     ds = load_dataset("wdbc")
     Xtr, Xte, ytr, yte = train_test_split(ds.X, ds.y, test_size=0.3, random_state=0)

@@ -322,6 +322,7 @@ class SolverEstimator(BaseEstimator, metaclass=ABCMeta):
     def _setup(self, X: Any, y: Any) -> Setup:
         """Validate the parameters and the data, build the problem and the solver (warm
         started when asked and possible), warn about badly scaled features."""
+        from ermviz import compile_notice
         from ermviz.data.dataset import Dataset
         from ermviz.experiment import split_settings
         from ermviz.registry import build_problem, resolve_alias, resolve_method
@@ -333,10 +334,14 @@ class SolverEstimator(BaseEstimator, metaclass=ABCMeta):
         psettings, msettings = split_settings(plan.problem, method, step, given)
         resolved = resolve_method(method, step, plan.problem, msettings)  # before the data
         name = f"{type(self).__name__} data"
-        # The caller's arrays as they are: a problem never writes into its dataset.
-        problem = build_problem(plan.problem, Dataset(name, X, y, task, "array"), **psettings)
-        self._warn_setup(problem, resolved)
-        solver = build_fit_solver(problem, resolved, plan.tol)
+        # A first fit (nothing in numba's cache) says "compiling ..." once, on stderr.
+        storage = "csr" if sp.issparse(X) else "dense"
+        with compile_notice.announce(plan.problem, resolved.method, storage):
+            # The caller's arrays as they are: a problem never writes into its dataset.
+            dataset = Dataset(name, X, y, task, "array")
+            problem = build_problem(plan.problem, dataset, **psettings)
+            self._warn_setup(problem, resolved)
+            solver = build_fit_solver(problem, resolved, plan.tol)
         max_iter = self.max_iter or default_max_iter(resolved.method, X.shape[0])
         setup = Setup(plan, resolved, problem, solver, int(max_iter), name)
         warm = getattr(self, "_warm", None)
