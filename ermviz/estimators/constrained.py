@@ -80,14 +80,14 @@ class ConstrainedLogisticRegression(ClassifierMixin, LinearClassifierMixin, _Con
     exact-line-search Frank-Wolfe method (``fw``) on the l2 ball, which has no faces (``fw``
     and ``boosted`` measured within 30 % of each other there, a few ms on a1a and wdbc).
     Measured (``benchmarks/bench_estimators.py``, each side at its defaults, CPU time over
-    liblinear's l1 logistic regression at the matched radius, ``C = 0.5``): 0.12 on
-    ijcnn1 and 0.83 on a1a, but 1.14 on w8a and 2.2 on phishing, where face-newton's 29
-    and 31 steps read the data 376 and 430 times (margins and gradient from scratch every
-    step, then up to 10 CG products) against liblinear's 18 and 14 newGLMNET iterations
+    liblinear's l1 logistic regression at the matched radius, ``C = 0.5``): 0.11 on
+    ijcnn1 and 0.62 on a1a, but 1.09 on w8a and 2.1 on phishing, where face-newton's 29
+    and 31 steps read the data 372 and 433 times (margins and gradient from scratch every
+    step, then up to 10 CG products) against liblinear's 17 and 15 newGLMNET iterations
     (on phishing steps 7-22 add 10 CG products each while the working set grows, the
     excess over the optimum falling only from 1.5e-2 to 3.5e-3; letting every violating
     coordinate enter at once, ``method_settings={"enter_frac": 1.0}``, takes phishing to
-    0.9x but w8a to 5.6x); test accuracy within 7e-4 of liblinear's. The Frank-Wolfe
+    0.9x but w8a to 5.6x); test accuracy within 1e-4 of liblinear's. The Frank-Wolfe
     variants stay selectable: ``fw`` (Frank & Wolfe 1956; Jaggi 2013), ``afw`` (away
     steps) and ``pfw`` (pairwise; Lacoste-Julien & Jaggi 2015), ``bpcg`` (Tsuji, Tanaka &
     Pokutta 2022), ``boosted`` (Combettes & Pokutta 2020) and the TUFW family's methods.

@@ -212,9 +212,9 @@ _PLQ_DOC = """
     (Mehrotra 1992) whose Newton steps solve one ``d x d`` system. Measured
     (``benchmarks/bench_estimators.py``, each side at its defaults, the hinge at ``C =
     1``, where ``auto`` runs ``rehline`` on a1a, w8a, ijcnn1 and phishing): CPU time
-    over the ``rehline`` package's 0.57-0.94, over ``LinearSVC(loss="hinge")``'s
-    0.55-0.86 on w8a, ijcnn1 and phishing and 1.24 on a1a, where ``LinearSVC`` stops
-    unconverged at its ``max_iter=1000`` (relative excess over the optimum 1.9e-4 against
+    over the ``rehline`` package's 0.56-0.91, over ``LinearSVC(loss="hinge")``'s
+    0.67-0.86 on w8a, ijcnn1 and phishing and 1.22 on a1a, where ``LinearSVC`` stops
+    unconverged at its ``max_iter=1000`` (relative excess over the optimum 3.3e-4 against
     this fit's 6.4e-5); test accuracy within 1.5e-3 of theirs. The certificate is the relative
     duality gap ``(P - D) / |D|`` (``method_settings={"gap": "absolute"}``: the duality
     gap ``P - D``), an upper bound on the relative suboptimality of ``objective_``.

@@ -53,8 +53,8 @@ class L2SVMClassifier(ClassifierMixin, LinearClassifierMixin, SolverEstimator):
     solution of large scale linear SVMs"; liblinear's TRON, which ``LinearSVC`` runs when
     n > p, is the same idea), certified by the relative duality gap at the duals the point
     implies (``||grad||^2 / 2``). Measured (``benchmarks/bench_estimators.py``, each side
-    at its defaults, CPU time over ``LinearSVC``'s): 0.66 on a1a, 0.77 on w8a, 0.27 on
-    ijcnn1, 0.83 on phishing, training objectives equal to 1.5e-6 (relative) and test
+    at its defaults, CPU time over ``LinearSVC``'s): 0.71 on a1a, 0.78 on w8a, 0.36 on
+    ijcnn1, 0.76 on phishing, training objectives equal to 1.5e-6 (relative) and test
     accuracy to 3e-5. Measured against the dual coordinate descent the
     issue first proposed (``rehline``, the squared-hinge case of Hsieh et al. 2008's dual
     CD, with shrinking): 0.011 / 0.18 / 0.25 s against 0.031 / 0.37 / 0.81 s on a1a /
