@@ -99,6 +99,22 @@ class Solver(ABC):
         model (cheap; read from the dashboard while the run goes); None by default."""
         return None
 
+    def warm_point(self, x: Any, current: np.ndarray, what: str) -> np.ndarray:
+        """``x`` as a float64 array of ``current``'s shape, for a method's ``warm_start``
+        (the start point of a fit from the previous one's solution): one-line errors when
+        the run has begun or ``x`` has another length (``what``: its entries, in words)."""
+        from ermviz.errors import SettingError
+
+        if self.iteration > 0:
+            raise SettingError("warm_start must be called before the first step")
+        x = np.asarray(x, dtype=np.float64)
+        if x.shape != current.shape:
+            raise SettingError(
+                f"warm start has {x.shape[0] if x.ndim else 1} {what}; this problem has "
+                f"{current.shape[0]}"
+            )
+        return x
+
     @property
     @abstractmethod
     def iteration(self) -> int:

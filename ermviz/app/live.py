@@ -17,9 +17,9 @@ from typing import TYPE_CHECKING, Any, TypeVar
 import numpy as np
 
 if TYPE_CHECKING:
-    from ermviz.estimators import _RunEstimator
+    from ermviz.estimators import SolverEstimator
 
-Estimator = TypeVar("Estimator", bound="_RunEstimator")
+Estimator = TypeVar("Estimator", bound="SolverEstimator")
 
 #: Seconds between two pushes of new rows to the page (the dashboard's refresh period).
 PUSH_SECONDS = 0.35
@@ -66,7 +66,7 @@ def live_fit(estimator: Estimator, X: Any, y: Any, *, every: float = PUSH_SECOND
     from ermviz.app.race import PALETTE, Slot
     from ermviz.app.streaming import RunSources
 
-    run = estimator._prepare(X, y)
+    run = estimator.prepare_run(X, y)  # the fit, built and not started
     label = f"{type(estimator).__name__} ({run.info.method}, {run.info.step})"
     slot = Slot(0, label, PALETTE[0], run.info.method, run.info.step, {}, run=run)
     sources = RunSources(0)
@@ -130,4 +130,4 @@ def live_fit(estimator: Estimator, X: Any, y: Any, *, every: float = PUSH_SECOND
         refresh()
     refresh(final=True)
     estimator.live_figures_ = figures
-    return estimator._finish(run)
+    return estimator.finish_run(run)
