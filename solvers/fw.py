@@ -34,6 +34,7 @@ import math
 import numpy as np
 from numba import njit
 
+from solvers import fw_methods
 from solvers.active_set import (
     active_count,
     away_gamma_max,
@@ -67,10 +68,11 @@ from solvers.tags import (
     STEP_PAIRWISE,
 )
 
-METHOD_FW = 0
-METHOD_AFW = 1
-METHOD_PFW = 2
-METHOD_CODES = {"fw": METHOD_FW, "afw": METHOD_AFW, "pfw": METHOD_PFW}
+# The methods these kernels run, with the codes solvers.fw_methods declares.
+METHOD_FW = fw_methods.FW.code
+METHOD_AFW = fw_methods.AFW.code
+METHOD_PFW = fw_methods.PFW.code
+METHOD_CODES = fw_methods.codes("fw")
 
 # Integer state vector layout.
 I_K = 0  # iteration counter: index of the current iterate x_k

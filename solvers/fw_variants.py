@@ -62,9 +62,9 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
+from solvers import fw_methods
 from solvers.fw import terminal_status as terminal
 from solvers.fw_vparts import (
-    ACTIVE_SET_METHODS,
     F_BOOST_DELTA,
     F_LAZY_K,
     F_LB,
@@ -86,18 +86,16 @@ from solvers.fw_vparts import (
     I_SET,
     I_STATUS,
     I_STOP_AT,
+    KEEPS_ACTIVE_SET,
     L_RIDGE,
     L_SCALE,
-    LAZY_METHODS,
     LOSS_CODES,
     LOSS_LOGISTIC,
     LOSS_SQUARED,
     METHOD_AFW,
     METHOD_BOOSTED,
-    METHOD_BPCG,
     METHOD_CODES,
     METHOD_DICG,
-    METHOD_FW,
     METHOD_PFW,
     N_FSTATE,
     N_ISTATE,
@@ -121,7 +119,7 @@ from solvers.fw_vparts import (
 )
 from solvers.gram_cache import new_gram_cache
 from solvers.linalg import as_kernel_vector, rmatvec, row_axpy
-from solvers.lmo import SET_L1, SET_L2, SET_SIMPLEX, atom_dot, lmo, max_nnz
+from solvers.lmo import SET_CODES, SET_L1, SET_SIMPLEX, atom_dot, lmo, max_nnz
 from solvers.steps import LINE_LOGISTIC, LINE_QUADRATIC, RULE_CODES, step_size
 from solvers.tags import (
     STATUS_RUNNING,
@@ -197,7 +195,7 @@ def fwv_advance(
     set_code = istate[I_SET]
     loss_code = istate[I_LOSS]
     lazy = istate[I_LAZY] == 1
-    has_active = method == METHOD_AFW or method == METHOD_PFW or method == METHOD_BPCG
+    has_active = KEEPS_ACTIVE_SET[method]
     line = LINE_QUADRATIC if loss_code == LOSS_SQUARED else LINE_LOGISTIC
     cap = mu.shape[0]
     d = pv[0]
@@ -501,12 +499,12 @@ def new_state(
     loss_code = int(loss_code)
     if method not in METHOD_CODES.values():
         raise ValueError(f"unknown method code {method}; expected one of {METHOD_CODES}")
-    if set_code == SET_L2 and method not in (METHOD_FW, METHOD_BOOSTED):
-        raise ValueError("the l2 ball is not a polytope: allowed methods are fw, boosted")
-    if method == METHOD_DICG and set_code != SET_SIMPLEX:
-        raise ValueError("dicg runs on the simplex only: use fw, afw, pfw, bpcg or boosted")
-    if lazy and method not in LAZY_METHODS:
-        raise ValueError("lazy applies to afw, pfw and bpcg only")
+    if set_code not in SET_CODES.values():
+        raise ValueError(f"unknown set code {set_code}; expected one of {SET_CODES}")
+    set_name = next(name for name, code in SET_CODES.items() if code == set_code)
+    reason = fw_methods.unsupported(fw_methods.METHODS[method], set_name, bool(lazy))
+    if reason:
+        raise ValueError(reason)
     if int(rule) not in RULE_CODES.values():
         raise ValueError(f"unknown step rule code {rule}; expected one of {RULE_CODES}")
     if loss_code not in LOSS_CODES.values():
@@ -591,7 +589,7 @@ def new_state(
         idx = np.ascontiguousarray(x0_idx[i, :k][order])
         val = np.ascontiguousarray(x0_val[i, :k][order])
         np.add.at(st.x, idx, x0_w[i] * val)
-        if method in ACTIVE_SET_METHODS and x0_w[i] > 0.0:
+        if KEEPS_ACTIVE_SET[method] and x0_w[i] > 0.0:
             row = _find_row(st, idx, val)
             if row < 0:
                 row = int(ist[I_NACT])

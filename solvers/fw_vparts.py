@@ -20,6 +20,7 @@ import math
 import numpy as np
 from numba import njit
 
+from solvers import fw_methods
 from solvers.fw import (
     REC_ACTIVE,
     REC_CERTIFICATE,
@@ -38,22 +39,18 @@ from solvers.tags import (
     BASE_COLUMNS,
 )
 
-METHOD_FW = 0
-METHOD_AFW = 1
-METHOD_PFW = 2
-METHOD_BPCG = 3
-METHOD_BOOSTED = 4
-METHOD_DICG = 5
-METHOD_CODES = {
-    "fw": METHOD_FW,
-    "afw": METHOD_AFW,
-    "pfw": METHOD_PFW,
-    "bpcg": METHOD_BPCG,
-    "boosted": METHOD_BOOSTED,
-    "dicg": METHOD_DICG,
-}
-ACTIVE_SET_METHODS = (METHOD_AFW, METHOD_PFW, METHOD_BPCG)
+# The method codes and facts: solvers.fw_methods declares them (one row per method).
+METHOD_FW = fw_methods.FW.code
+METHOD_AFW = fw_methods.AFW.code
+METHOD_PFW = fw_methods.PFW.code
+METHOD_BPCG = fw_methods.BPCG.code
+METHOD_BOOSTED = fw_methods.BOOSTED.code
+METHOD_DICG = fw_methods.DICG.code
+METHOD_CODES = fw_methods.codes("fw_variants")
+ACTIVE_SET_METHODS = tuple(m.code for m in fw_methods.METHODS if m.active_set)
 LAZY_METHODS = ACTIVE_SET_METHODS
+#: ``KEEPS_ACTIVE_SET[code]``: the method keeps an active set (a constant array to numba).
+KEEPS_ACTIVE_SET = np.array([m.active_set for m in fw_methods.METHODS], dtype=np.bool_)
 
 LOSS_SQUARED = 0  # scale * ||z - b||^2
 LOSS_LOGISTIC = 1  # mean_i log(1 + exp(-b_i z_i))

@@ -70,6 +70,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
+from solvers import fw_methods
 from solvers.active_set import away_gamma_max, away_update, fw_update, pairwise_update
 from solvers.fw import terminal_status
 from solvers.linalg import dot
@@ -89,14 +90,10 @@ from solvers.tags import (
     STEP_AWAY,
     STEP_DROP,
     STEP_FW,
+    STEP_LOCAL,  # noqa: F401  (BPCG local steps: the solver sets I_LOCAL_TAG to it)
     STEP_NONE,
     STEP_PAIRWISE,
 )
-
-try:  # BPCG's local pairwise step has its own tag where solvers.tags defines one
-    from solvers.tags import STEP_LOCAL
-except ImportError:  # pragma: no cover - older tags module
-    STEP_LOCAL = STEP_PAIRWISE
 
 # Step kinds inside the kernel (the recorded tag is chosen after the step).
 _K_FW = 0
@@ -104,11 +101,12 @@ _K_AWAY = 1
 _K_PAIR = 2
 _K_LOCAL = 3
 
-METHOD_FW = 0
-METHOD_AFW = 1
-METHOD_PFW = 2
-METHOD_BPCG = 3
-METHOD_CODES = {"fw": METHOD_FW, "afw": METHOD_AFW, "pfw": METHOD_PFW, "bpcg": METHOD_BPCG}
+# The methods this kernel runs, with the codes solvers.fw_methods declares.
+METHOD_FW = fw_methods.FW.code
+METHOD_AFW = fw_methods.AFW.code
+METHOD_PFW = fw_methods.PFW.code
+METHOD_BPCG = fw_methods.BPCG.code
+METHOD_CODES = fw_methods.codes("nuclear")
 
 # Integer state layout.
 I_K = 0  # index of the current iterate
