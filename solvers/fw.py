@@ -1,7 +1,8 @@
 """Frank-Wolfe, away-step FW and pairwise FW kernels.
 
-Two problems, one kernel each, built from the shared pieces (:mod:`solvers.lmo`,
-:mod:`solvers.active_set`, :mod:`solvers.steps`, :mod:`solvers.linalg`):
+Two problems, one kernel each, built from the shared pieces (:mod:`solvers.fw_step`: the
+step every FW kernel takes; :mod:`solvers.lmo`, :mod:`solvers.active_set`,
+:mod:`solvers.steps`, :mod:`solvers.linalg`):
 
 * :func:`svm_dual_advance`: the L2-loss SVM dual over the unit simplex,
   ``min_{alpha in simplex} ||A alpha||^2`` with ``A = [Z; I / sqrt(C)]`` and
