@@ -13,7 +13,7 @@ here knows any family; :mod:`ermviz.registry` collects them.
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, ClassVar
 
@@ -138,7 +138,10 @@ class MethodSpec:
     ``factory(problem, step, settings, tol)`` builds a :class:`Solver`, where
     ``settings`` holds the validated method and step-rule settings together;
     ``advise(problem)``, when given, returns warnings about using this method on that
-    problem (the solver's ``notices``), cheap enough to show before the solver is built.
+    problem (the solver's ``notices``), cheap enough to show before the solver is built;
+    ``supports(problem, settings)``, when given, returns why the method cannot run on that
+    built problem with those settings, or None when it can (benchopt's ``skip``):
+    :func:`ermviz.registry.build_solver` asks it before building.
     """
 
     name: str
@@ -151,6 +154,7 @@ class MethodSpec:
     factory: Callable[[Any, str, dict[str, Any], float], Solver]
     default_step: str = ""
     advise: Callable[[Any], Sequence[str]] | None = None
+    supports: Callable[[Any, Mapping[str, Any]], str | None] | None = None
 
     @property
     def step(self) -> str:
@@ -169,8 +173,12 @@ class Method:
     different problems or settings (CSO's ``bsgd`` on ``invariant-logreg`` and on
     ``maml-sine``; every Frank-Wolfe method, dispatched to one of its kernels) overrides
     :meth:`build`. ``advise``, when a method defines it, is a classmethod ``advise(problem)``
-    returning warnings about using the method on that problem (:attr:`MethodSpec.advise`).
-    Every attribute is read by :func:`methods_from` only, from the class.
+    returning warnings about using the method on that problem (:attr:`MethodSpec.advise`);
+    ``supports``, likewise, a classmethod ``supports(problem, settings)`` returning why the
+    method cannot run on that built problem with those settings (a one-line reason naming
+    the fix) or None (:attr:`MethodSpec.supports`): the method's one compatibility check
+    beyond its ``problems``, as benchopt's ``skip``. Every attribute is read by
+    :func:`methods_from` only, from the class.
     """
 
     name: ClassVar[str] = ""
@@ -182,6 +190,7 @@ class Method:
     reference: ClassVar[str] = ""
     default_step: ClassVar[str] = ""
     advise: ClassVar[Callable[[Any], Sequence[str]] | None] = None
+    supports: ClassVar[Callable[[Any, Mapping[str, Any]], str | None] | None] = None
 
     @classmethod
     def build(cls, problem: Any, step: str, settings: dict[str, Any], tol: float) -> Solver:
@@ -216,6 +225,7 @@ def methods_from(*classes: type[Method]) -> dict[str, MethodSpec]:
             factory=cls.build,
             default_step=cls.default_step,
             advise=cls.advise,
+            supports=cls.supports,
         )
     return specs
 

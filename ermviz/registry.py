@@ -218,7 +218,8 @@ def build_solver(
 
     ``method`` is a :class:`ResolvedMethod` (resolved at the boundary: trusted, checked
     only to be for this problem), or a method name or alias with ``step`` and
-    ``settings``, resolved here by :func:`resolve_method`."""
+    ``settings``, resolved here by :func:`resolve_method`. A method whose ``supports``
+    hook gives a reason it cannot run on ``problem`` is a one-line SettingError."""
     if tol is None:
         raise TypeError("build_solver needs the certificate tolerance tol")
     if isinstance(method, ResolvedMethod):
@@ -230,6 +231,10 @@ def build_solver(
             )
     else:
         resolved = resolve_method(method, step, problem.name, dict(settings or {}))
+    supports = resolved.spec.supports
+    reason = supports(problem, resolved.settings) if supports is not None else None
+    if reason:
+        raise SettingError(f"{resolved.method} on {problem.name}: {reason}")
     storage = compile_notice.storage_of(problem)
     with compile_notice.announce(problem.name, resolved.method, storage):
         # (the solver compiles or loads its kernels now: one line if it compiles)

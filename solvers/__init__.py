@@ -6,6 +6,9 @@ Small pieces, each with one job:
 * :mod:`solvers.lmo`: linear minimization and away oracles (simplex, l1 ball);
 * :mod:`solvers.active_set`: exact convex weights and the step-type weight updates;
 * :mod:`solvers.steps`: step rules (open loop, Armijo, exact, short, adaptive);
+* :mod:`solvers.fw_methods`: the Frank-Wolfe methods' kernel facts, one row each;
+* :mod:`solvers.fw_step`: the Frank-Wolfe step every FW kernel shares (step type, largest
+  step, step size, record);
 * :mod:`solvers.fw`: Frank-Wolfe / away-step / pairwise kernels;
 * :mod:`solvers.rehline` (epochs) and :mod:`solvers.rehline_blocks` (the blocks they run):
   ReHLine's dual coordinate descent for PLQ losses;

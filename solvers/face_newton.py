@@ -68,7 +68,7 @@ from numba import njit
 
 from solvers.face_arc import arc_trial, at_bound, loss_at, make_feasible, sum_bound
 from solvers.face_simplex import RESOLUTION, simplex_face_step, simplex_pairwise_step
-from solvers.fw import terminal_status
+from solvers.fw_step import terminal_status
 from solvers.fw_vparts import (
     L_RIDGE,
     L_SCALE,

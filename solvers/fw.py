@@ -1,7 +1,8 @@
 """Frank-Wolfe, away-step FW and pairwise FW kernels.
 
-Two problems, one kernel each, built from the shared pieces (:mod:`solvers.lmo`,
-:mod:`solvers.active_set`, :mod:`solvers.steps`, :mod:`solvers.linalg`):
+Two problems, one kernel each, built from the shared pieces (:mod:`solvers.fw_step`: the
+step every FW kernel takes; :mod:`solvers.lmo`, :mod:`solvers.active_set`,
+:mod:`solvers.steps`, :mod:`solvers.linalg`):
 
 * :func:`svm_dual_advance`: the L2-loss SVM dual over the unit simplex,
   ``min_{alpha in simplex} ||A alpha||^2`` with ``A = [Z; I / sqrt(C)]`` and
@@ -29,17 +30,19 @@ Kernel contract (shared by every family in :mod:`solvers`):
 
 from __future__ import annotations
 
-import math
-
 import numpy as np
 from numba import njit
 
-from solvers.active_set import (
-    active_count,
-    away_gamma_max,
-    away_update,
-    fw_update,
-    pairwise_update,
+from solvers import fw_methods
+from solvers.active_set import active_count, away_update, fw_update, pairwise_update
+from solvers.fw_step import (
+    K_AWAY,
+    K_FW,
+    fw_step_size,
+    max_step,
+    record_base,
+    step_kind,
+    terminal_status,
 )
 from solvers.gram_cache import cached_column
 from solvers.linalg import n_rows, rmatvec, row_axpy, row_dot_long, row_row_dot
@@ -51,13 +54,9 @@ from solvers.steps import (
     RULE_ARMIJO,
     RULE_EXACT,
     logistic_pass,
-    step_size,
 )
 from solvers.tags import (
     BASE_COLUMNS,
-    STATUS_CONVERGED,
-    STATUS_MAX_ITER,
-    STATUS_NONFINITE,
     STATUS_RUNNING,
     STATUS_STALLED,
     STEP_AWAY,
@@ -67,10 +66,11 @@ from solvers.tags import (
     STEP_PAIRWISE,
 )
 
-METHOD_FW = 0
-METHOD_AFW = 1
-METHOD_PFW = 2
-METHOD_CODES = {"fw": METHOD_FW, "afw": METHOD_AFW, "pfw": METHOD_PFW}
+# The methods these kernels run, with the codes solvers.fw_methods declares.
+METHOD_FW = fw_methods.FW.code
+METHOD_AFW = fw_methods.AFW.code
+METHOD_PFW = fw_methods.PFW.code
+METHOD_CODES = fw_methods.codes("fw")
 
 # Integer state vector layout.
 I_K = 0  # iteration counter: index of the current iterate x_k
@@ -84,13 +84,8 @@ I_GRAD_VALID = 7  # svm_dual_advance: 1 when g is the gradient at alpha (kept by
 I_PASSES = 8  # svm_dual_advance: cumulative passes over the data (gradients, Gram columns)
 N_ISTATE = 9
 
-# Record columns written by both kernels.
-REC_ITER = 0
-REC_OBJECTIVE = 1
-REC_CERTIFICATE = 2
-REC_STEP_SIZE = 3
-REC_STEP_TYPE = 4
-REC_ACTIVE = 5
+# Record columns written by both kernels: the base ones (REC_ITER ... REC_ACTIVE, from
+# solvers.fw_step), then these.
 REC_GRAD_EVALS = 6
 REC_FUN_EVALS = 7
 FW_RECORD_COLUMNS = (
@@ -102,37 +97,9 @@ FW_RECORD_COLUMNS = (
 
 @njit(cache=True, inline="always")
 def _record(rec, row, k, f, gap, gamma, step_type, active, fun_evals, grad_evals):
-    rec[row, REC_ITER] = k
-    rec[row, REC_OBJECTIVE] = f
-    rec[row, REC_CERTIFICATE] = gap
-    rec[row, REC_STEP_SIZE] = gamma
-    rec[row, REC_STEP_TYPE] = step_type
-    rec[row, REC_ACTIVE] = active
+    record_base(rec, row, k, f, gap, gamma, step_type, active)
     rec[row, REC_GRAD_EVALS] = grad_evals
     rec[row, REC_FUN_EVALS] = fun_evals
-
-
-@njit(cache=True, inline="always")
-def terminal_status(gap, tol, f, k, stop_at):
-    """Status to stop with at this iterate, or STATUS_RUNNING to keep stepping (shared by
-    every Frank-Wolfe kernel: fw, fw_variants, nuclear)."""
-    if not (math.isfinite(f) and math.isfinite(gap)):
-        return STATUS_NONFINITE
-    if gap <= tol:
-        return STATUS_CONVERGED
-    if k >= stop_at:
-        return STATUS_MAX_ITER
-    return STATUS_RUNNING
-
-
-@njit(cache=True, inline="always")
-def _use_away(method, gap_fw, gap_away):
-    """Direction choice: away (or pairwise) instead of a FW step."""
-    if method == METHOD_FW:
-        return False
-    if method == METHOD_PFW:
-        return True
-    return gap_away > gap_fw
 
 
 @njit(cache=True, nogil=True)
@@ -223,36 +190,28 @@ def svm_dual_advance(
             _record(rec, row, k, f, gap, 0.0, STEP_NONE, active, istate[I_FUN_EVALS], passes)
             istate[I_STATUS] = status
             return row + 1
-        away = _use_away(method, gap, g_max - ga)
-        if not away:
+        move = step_kind(method, gap, g_max - ga, -np.inf)
+        gmax = max_step(move, alpha[v])
+        if move == K_FW:
             # d = e_s - alpha; Z_s^T w = g_s / 2 - alpha_s / C.
             gd = -gap
             dnorm2 = 1.0 - 2.0 * alpha[s] + aa
             zw = 0.5 * g[s] - alpha[s] * inv_c
             curv = sqnorms[s] - 2.0 * zw + ww + dnorm2 * inv_c
-            gmax = 1.0
-        elif method == METHOD_AFW:
+        elif move == K_AWAY:
             # d = alpha - e_v.
             gd = ga - g[v]
             dnorm2 = 1.0 - 2.0 * alpha[v] + aa
             zw = 0.5 * g[v] - alpha[v] * inv_c
             curv = sqnorms[v] - 2.0 * zw + ww + dnorm2 * inv_c
-            gmax = away_gamma_max(alpha[v])
         else:
             # d = e_s - e_v.
             gd = g[s] - g[v]
             dnorm2 = 2.0
             curv = sqnorms[s] + sqnorms[v] - 2.0 * y[s] * y[v] * row_row_dot(X, s, v)
             curv += 2.0 * inv_c
-            gmax = alpha[v]
-        if gd >= 0.0:
-            # Not a descent direction (s == v, or the gap is at rounding level): no step
-            # can make progress, so stop rather than move weight along a zero direction.
-            _record(rec, row, k, f, gap, 0.0, STEP_NONE, active, istate[I_FUN_EVALS], passes)
-            istate[I_STATUS] = STATUS_STALLED
-            return row + 1
         start = 2.0 / (k + 2.0) if method == METHOD_FW else gmax
-        gamma, evals = step_size(
+        gamma, evals = fw_step_size(
             rule,
             k,
             gd,
@@ -270,16 +229,18 @@ def svm_dual_advance(
         )
         istate[I_FUN_EVALS] += evals
         if gamma <= 0.0:
+            # Not a descent direction (s == v, or the gap is at rounding level) or no step
+            # that decreases f: stop rather than move weight along a useless direction.
             _record(rec, row, k, f, gap, 0.0, STEP_NONE, active, istate[I_FUN_EVALS], passes)
             istate[I_STATUS] = STATUS_STALLED
             return row + 1
-        if not away:
+        if move == K_FW:
             for j in range(w.shape[0]):
                 w[j] *= 1.0 - gamma
             row_axpy(X, s, gamma * y[s], w)
             fw_update(alpha, s, gamma)
             kind = STEP_FW
-        elif method == METHOD_AFW:
+        elif move == K_AWAY:
             for j in range(w.shape[0]):
                 w[j] *= 1.0 + gamma
             row_axpy(X, v, -gamma * y[v], w)
@@ -296,10 +257,10 @@ def svm_dual_advance(
             a = 1.0
             b = 0.0
             c = 0.0
-            if not away:
+            if move == K_FW:
                 a = 1.0 - gamma
                 b = gamma
-            elif method == METHOD_AFW:
+            elif move == K_AWAY:
                 a = 1.0 + gamma
                 c = -gamma
             else:
@@ -385,15 +346,16 @@ def logreg_l1_advance(XT, y, radius, mu, x, z, g, r, zd, istate, lstate, step_pa
         if method == METHOD_FW:
             # Vanilla FW never steps away: skip the away oracle's pass over the atoms.
             a_v, jv, vv, gv = np.int64(-1), np.int64(0), 0.0, 0.0
-            away = False
+            move = K_FW
         else:
             a_v = l1_away(g, mu, radius)
             jv, vv = l1_atom(a_v, radius)
             gv = vv * g[jv]
-            away = _use_away(method, gap, gv - gx)
+            move = step_kind(method, gap, gv - gx, -np.inf)
+        gmax = max_step(move, mu[a_v] if a_v >= 0 else 0.0)
         # X d is needed only by rules that evaluate f along d; the others update z directly.
         line = rule == RULE_ARMIJO or rule == RULE_EXACT or rule == RULE_ADAPTIVE
-        if not away:
+        if move == K_FW:
             # d = s - x
             if line:
                 for i in range(n):
@@ -401,8 +363,7 @@ def logreg_l1_advance(XT, y, radius, mu, x, z, g, r, zd, istate, lstate, step_pa
                 row_axpy(XT, js, vs, zd)
             gd = -gap
             dnorm2 = radius * radius - 2.0 * vs * x[js] + xx
-            gmax = 1.0
-        elif method == METHOD_AFW:
+        elif move == K_AWAY:
             # d = x - v
             if line:
                 for i in range(n):
@@ -410,7 +371,6 @@ def logreg_l1_advance(XT, y, radius, mu, x, z, g, r, zd, istate, lstate, step_pa
                 row_axpy(XT, jv, -vv, zd)
             gd = gx - gv
             dnorm2 = xx - 2.0 * vv * x[jv] + radius * radius
-            gmax = away_gamma_max(mu[a_v])
         else:
             # d = s - v
             if line:
@@ -422,15 +382,8 @@ def logreg_l1_advance(XT, y, radius, mu, x, z, g, r, zd, istate, lstate, step_pa
                 dnorm2 = 2.0 * radius * radius
             else:
                 dnorm2 = (vs - vv) * (vs - vv)
-            gmax = mu[a_v]
-        if gd >= 0.0:
-            # Not a descent direction (s == v, or the gap is at rounding level): no step
-            # can make progress, so stop rather than move weight along a zero direction.
-            _record(rec, row, k, f, gap, 0.0, STEP_NONE, active, istate[I_FUN_EVALS], k + 1)
-            istate[I_STATUS] = STATUS_STALLED
-            return row + 1
         start = 2.0 / (k + 2.0) if method == METHOD_FW else gmax
-        gamma, evals = step_size(
+        gamma, evals = fw_step_size(
             rule,
             k,
             gd,
@@ -448,10 +401,12 @@ def logreg_l1_advance(XT, y, radius, mu, x, z, g, r, zd, istate, lstate, step_pa
         )
         istate[I_FUN_EVALS] += evals
         if gamma <= 0.0:
+            # Not a descent direction (s == v, or the gap is at rounding level) or no step
+            # that decreases f: stop rather than move weight along a useless direction.
             _record(rec, row, k, f, gap, 0.0, STEP_NONE, active, istate[I_FUN_EVALS], k + 1)
             istate[I_STATUS] = STATUS_STALLED
             return row + 1
-        if not away:
+        if move == K_FW:
             for i in range(n):
                 z[i] *= 1.0 - gamma
             row_axpy(XT, js, gamma * vs, z)
@@ -460,7 +415,7 @@ def logreg_l1_advance(XT, y, radius, mu, x, z, g, r, zd, istate, lstate, step_pa
             x[js] += gamma * vs
             fw_update(mu, a_s, gamma)
             kind = STEP_FW
-        elif method == METHOD_AFW:
+        elif move == K_AWAY:
             for i in range(n):
                 z[i] *= 1.0 + gamma
             row_axpy(XT, jv, -gamma * vv, z)

@@ -62,9 +62,18 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from solvers.fw import terminal_status as terminal
+from solvers import fw_methods
+from solvers.fw_step import (
+    K_AWAY,
+    K_FW,
+    K_LOCAL,
+    K_PAIR,
+    fw_step_size,
+    max_step,
+    step_kind,
+)
+from solvers.fw_step import terminal_status as terminal
 from solvers.fw_vparts import (
-    ACTIVE_SET_METHODS,
     F_BOOST_DELTA,
     F_LAZY_K,
     F_LB,
@@ -86,18 +95,16 @@ from solvers.fw_vparts import (
     I_SET,
     I_STATUS,
     I_STOP_AT,
+    KEEPS_ACTIVE_SET,
     L_RIDGE,
     L_SCALE,
-    LAZY_METHODS,
     LOSS_CODES,
     LOSS_LOGISTIC,
     LOSS_SQUARED,
     METHOD_AFW,
     METHOD_BOOSTED,
-    METHOD_BPCG,
     METHOD_CODES,
     METHOD_DICG,
-    METHOD_FW,
     METHOD_PFW,
     N_FSTATE,
     N_ISTATE,
@@ -121,8 +128,8 @@ from solvers.fw_vparts import (
 )
 from solvers.gram_cache import new_gram_cache
 from solvers.linalg import as_kernel_vector, rmatvec, row_axpy
-from solvers.lmo import SET_L1, SET_L2, SET_SIMPLEX, atom_dot, lmo, max_nnz
-from solvers.steps import LINE_LOGISTIC, LINE_QUADRATIC, RULE_CODES, step_size
+from solvers.lmo import SET_CODES, SET_L1, SET_SIMPLEX, atom_dot, lmo, max_nnz
+from solvers.steps import LINE_LOGISTIC, LINE_QUADRATIC, RULE_CODES
 from solvers.tags import (
     STATUS_RUNNING,
     STATUS_STALLED,
@@ -147,18 +154,19 @@ __all__ = [
     "new_state",
 ]
 
-# What the kernel does with the step it chose.
+# What the kernel does with the step it chose: the kinds of solvers.fw_step (K_FW: toward
+# active row i_to, -1: the LMO atom, looked up / appended; K_AWAY: away from row i_from;
+# K_PAIR and K_LOCAL: weight from row i_from to row i_to, -1: the LMO atom), and these.
 _UPD_X = 0  # no active set: x += gamma d only
-_UPD_FW = 1  # FW-type step toward active row i_to (-1: the LMO atom, looked up / appended)
-_UPD_AWAY = 2  # away from row i_from
-_UPD_PAIR = 3  # pairwise: weight from row i_from to row i_to (-1: the LMO atom)
-_UPD_DICG = 4  # DICG: x[js] += gamma, x[jv] -= gamma (x[jv] = 0 on a drop)
+_UPD_DICG = 5  # DICG: x[js] += gamma, x[jv] -= gamma (x[jv] = 0 on a drop)
 
 # How the Gram cache updates h = M^T M x after the step (atoms a = va e_ja, v = vb e_jb).
 _H_NONE = 0  # not handled (boosted, atoms with several entries): recompute next time
 _H_TOWARD = 1  # x' = (1 - gamma) x + gamma a
 _H_AWAY = 2  # x' = (1 + gamma) x - gamma v
 _H_PAIR = 3  # x' = x + gamma (a - v)
+#: The tag a non-lazy step of each kind records (solvers.fw_step's K_*).
+_STEP_TAG = np.array([STEP_NONE, STEP_FW, STEP_AWAY, STEP_PAIRWISE, STEP_LOCAL], dtype=np.int64)
 #: gram_step's "no atom" index, typed int64 rather than Literal[int](-1): one compiled
 #: gram_step for every call (solvers.linalg's docstring).
 _NO_ATOM = np.int64(-1)
@@ -197,7 +205,7 @@ def fwv_advance(
     set_code = istate[I_SET]
     loss_code = istate[I_LOSS]
     lazy = istate[I_LAZY] == 1
-    has_active = method == METHOD_AFW or method == METHOD_PFW or method == METHOD_BPCG
+    has_active = KEEPS_ACTIVE_SET[method]
     line = LINE_QUADRATIC if loss_code == LOSS_SQUARED else LINE_LOGISTIC
     cap = mu.shape[0]
     d = pv[0]
@@ -288,14 +296,14 @@ def fwv_advance(
                 # Lazy tests on the active atoms only (no LMO call when one passes).
                 if method == METHOD_AFW:
                     if gx - gl >= thr:
-                        upd, kind, i_to, lazy_step = _UPD_FW, STEP_LAZY, il, True
+                        upd, kind, i_to, lazy_step = K_FW, STEP_LAZY, il, True
                     elif nact > 1 and ga - gx >= thr:
-                        upd, kind, i_from, lazy_step = _UPD_AWAY, STEP_AWAY, ia, True
+                        upd, kind, i_from, lazy_step = K_AWAY, STEP_AWAY, ia, True
                 elif method == METHOD_PFW:
                     if il != ia and gx - gl >= thr:
-                        upd, kind, i_to, i_from, lazy_step = _UPD_PAIR, STEP_LAZY, il, ia, True
+                        upd, kind, i_to, i_from, lazy_step = K_PAIR, STEP_LAZY, il, ia, True
                 elif ga - gl >= thr:
-                    upd, kind, i_to, i_from, lazy_step = _UPD_PAIR, STEP_LOCAL, il, ia, True
+                    upd, kind, i_to, i_from, lazy_step = K_LOCAL, STEP_LOCAL, il, ia, True
                 call = not lazy_step
             gap = 0.0
             if call:
@@ -308,24 +316,15 @@ def fwv_advance(
                         fstate[F_PHI] = 0.5 * gap
                     elif gap < thr:
                         fstate[F_PHI] = 0.5 * gap
-                if method == METHOD_AFW:
-                    if not lazy and nact > 1 and ga - gx > gap:
-                        upd, kind, i_from = _UPD_AWAY, STEP_AWAY, ia
-                    else:
-                        upd, kind, i_to = _UPD_FW, STEP_FW, -1
-                elif method == METHOD_PFW:
-                    upd, kind, i_to, i_from = _UPD_PAIR, STEP_PAIRWISE, -1, ia
-                elif ga - gl >= gap and il != ia:
-                    upd, kind, i_to, i_from = _UPD_PAIR, STEP_LOCAL, il, ia
-                else:
-                    upd, kind, i_to = _UPD_FW, STEP_FW, -1
+                # A lazified AFW steps away only lazily; BPCG's local pair must be two atoms.
+                gap_away = ga - gx if not lazy and nact > 1 else -np.inf
+                upd = step_kind(method, gap, gap_away, ga - gl if il != ia else -np.inf)
+                i_to = il if upd == K_LOCAL else -1
+                i_from = ia
+                kind = _STEP_TAG[upd]
             cert = f - fstate[F_LB] if lazy else gap
-            if upd == _UPD_AWAY:
-                mv = mu[i_from]
-                gmax = mv / (1.0 - mv) if mv < 1.0 else 0.0
-                fw_like = False
-            elif upd == _UPD_PAIR:
-                gmax = mu[i_from]
+            if upd != K_FW:
+                gmax = max_step(upd, mu[i_from])
                 fw_like = False
         status = terminal(cert, tol, f, k, istate[I_STOP_AT])
         if status != STATUS_RUNNING:
@@ -351,11 +350,11 @@ def fwv_advance(
             if lam > 0.0:
                 d /= lam
                 zd /= lam
-        elif not has_active or (upd == _UPD_FW and i_to < 0):
+        elif not has_active or (upd == K_FW and i_to < 0):
             dir_from_x(MT, x, z, s_idx, s_val, s_nnz, 1.0, d, zd)
-        elif upd == _UPD_FW:
+        elif upd == K_FW:
             dir_from_x(MT, x, z, at_idx[i_to], at_val[i_to], at_nnz[i_to], 1.0, d, zd)
-        elif upd == _UPD_AWAY:
+        elif upd == K_AWAY:
             dir_from_x(MT, x, z, at_idx[i_from], at_val[i_from], at_nnz[i_from], -1.0, d, zd)
         elif i_to < 0:
             dir_pair(MT, s_idx, s_val, s_nnz, at_idx[i_from], at_val[i_from], at_nnz[i_from], d, zd)
@@ -373,7 +372,7 @@ def fwv_advance(
         if cached:
             if method == METHOD_DICG:
                 hmode, ja, va, jb, vb = _H_PAIR, js, 1.0, jv, 1.0
-            elif upd == _UPD_AWAY:
+            elif upd == K_AWAY:
                 if at_nnz[i_from] == 1:
                     hmode, jb, vb = _H_AWAY, at_idx[i_from, 0], at_val[i_from, 0]
             else:
@@ -381,7 +380,7 @@ def fwv_advance(
                     nnz_a, ja, va = s_nnz, s_idx[0], s_val[0]
                 else:
                     nnz_a, ja, va = at_nnz[i_to], at_idx[i_to, 0], at_val[i_to, 0]
-                if nnz_a == 1 and upd != _UPD_PAIR:
+                if nnz_a == 1 and upd != K_PAIR and upd != K_LOCAL:
                     hmode = _H_TOWARD
                 elif nnz_a == 1 and at_nnz[i_from] == 1:
                     hmode, jb, vb = _H_PAIR, at_idx[i_from, 0], at_val[i_from, 0]
@@ -393,21 +392,17 @@ def fwv_advance(
         else:
             gd = dot(g, d)
             dnorm2 = dot(d, d)
-        if gd >= 0.0:
-            # Not a descent direction (zero direction or a gap at rounding level): no step
-            # can make progress, so stop rather than move along it.
-            record_row(rec, row, k, f, cert, 0.0, STEP_NONE, active, istate)
-            istate[I_STATUS] = STATUS_STALLED
-            return row + 1
         curv = 0.0
         if loss_code == LOSS_SQUARED:
             curv = loss_par[L_SCALE] * dot(zd, zd) + loss_par[L_RIDGE] * dnorm2
         start = 2.0 / (k + 2.0) if fw_like else gmax
-        gamma, evals = step_size(
+        gamma, evals = fw_step_size(
             rule, k, gd, dnorm2, gmax, start, line, f, curv, z, zd, b, step_params, lstate
         )
         istate[I_FUN_EVALS] += evals
         if gamma <= 0.0:
+            # Not a descent direction (zero direction or a gap at rounding level), or no
+            # step that decreases f: stop rather than move along it.
             record_row(rec, row, k, f, cert, 0.0, STEP_NONE, active, istate)
             istate[I_STATUS] = STATUS_STALLED
             return row + 1
@@ -423,14 +418,14 @@ def fwv_advance(
             if gamma >= gmax:
                 x[jv] = 0.0  # exact drop: the support test x_i > 0 must see it
                 kind = STEP_DROP
-        elif upd == _UPD_FW:
+        elif upd == K_FW:
             if i_to < 0:
                 i_to = find_or_append(at_idx, at_val, at_nnz, mu, istate, s_idx, s_val, s_nnz)
             fw_weights(at_idx, at_val, at_nnz, mu, istate, i_to, gamma)
-        elif upd == _UPD_AWAY:
+        elif upd == K_AWAY:
             if away_weights(at_idx, at_val, at_nnz, mu, istate, i_from, gamma, gmax):
                 kind = STEP_DROP
-        elif upd == _UPD_PAIR:
+        elif upd == K_PAIR or upd == K_LOCAL:
             if i_to < 0:
                 i_to = find_or_append(at_idx, at_val, at_nnz, mu, istate, s_idx, s_val, s_nnz)
             if pair_weights(at_idx, at_val, at_nnz, mu, istate, i_to, i_from, gamma, gmax):
@@ -501,12 +496,12 @@ def new_state(
     loss_code = int(loss_code)
     if method not in METHOD_CODES.values():
         raise ValueError(f"unknown method code {method}; expected one of {METHOD_CODES}")
-    if set_code == SET_L2 and method not in (METHOD_FW, METHOD_BOOSTED):
-        raise ValueError("the l2 ball is not a polytope: allowed methods are fw, boosted")
-    if method == METHOD_DICG and set_code != SET_SIMPLEX:
-        raise ValueError("dicg runs on the simplex only: use fw, afw, pfw, bpcg or boosted")
-    if lazy and method not in LAZY_METHODS:
-        raise ValueError("lazy applies to afw, pfw and bpcg only")
+    if set_code not in SET_CODES.values():
+        raise ValueError(f"unknown set code {set_code}; expected one of {SET_CODES}")
+    set_name = next(name for name, code in SET_CODES.items() if code == set_code)
+    reason = fw_methods.unsupported(fw_methods.METHODS[method], set_name, bool(lazy))
+    if reason:
+        raise ValueError(reason)
     if int(rule) not in RULE_CODES.values():
         raise ValueError(f"unknown step rule code {rule}; expected one of {RULE_CODES}")
     if loss_code not in LOSS_CODES.values():
@@ -591,7 +586,7 @@ def new_state(
         idx = np.ascontiguousarray(x0_idx[i, :k][order])
         val = np.ascontiguousarray(x0_val[i, :k][order])
         np.add.at(st.x, idx, x0_w[i] * val)
-        if method in ACTIVE_SET_METHODS and x0_w[i] > 0.0:
+        if KEEPS_ACTIVE_SET[method] and x0_w[i] > 0.0:
             row = _find_row(st, idx, val)
             if row < 0:
                 row = int(ist[I_NACT])

@@ -20,16 +20,10 @@ import math
 import numpy as np
 from numba import njit
 
-from solvers.fw import (
-    REC_ACTIVE,
-    REC_CERTIFICATE,
-    REC_FUN_EVALS,
-    REC_GRAD_EVALS,
-    REC_ITER,
-    REC_OBJECTIVE,
-    REC_STEP_SIZE,
-    REC_STEP_TYPE,
-)
+from solvers import fw_methods
+from solvers.active_set import away_update, fw_update, pairwise_update
+from solvers.fw import REC_FUN_EVALS, REC_GRAD_EVALS
+from solvers.fw_step import record_base
 from solvers.gram_cache import cached_column
 from solvers.linalg import dot, rmatvec, row_axpy, row_dot_long
 from solvers.lmo import atom_dot, atom_equal, lmo
@@ -38,22 +32,18 @@ from solvers.tags import (
     BASE_COLUMNS,
 )
 
-METHOD_FW = 0
-METHOD_AFW = 1
-METHOD_PFW = 2
-METHOD_BPCG = 3
-METHOD_BOOSTED = 4
-METHOD_DICG = 5
-METHOD_CODES = {
-    "fw": METHOD_FW,
-    "afw": METHOD_AFW,
-    "pfw": METHOD_PFW,
-    "bpcg": METHOD_BPCG,
-    "boosted": METHOD_BOOSTED,
-    "dicg": METHOD_DICG,
-}
-ACTIVE_SET_METHODS = (METHOD_AFW, METHOD_PFW, METHOD_BPCG)
+# The method codes and facts: solvers.fw_methods declares them (one row per method).
+METHOD_FW = fw_methods.FW.code
+METHOD_AFW = fw_methods.AFW.code
+METHOD_PFW = fw_methods.PFW.code
+METHOD_BPCG = fw_methods.BPCG.code
+METHOD_BOOSTED = fw_methods.BOOSTED.code
+METHOD_DICG = fw_methods.DICG.code
+METHOD_CODES = fw_methods.codes("fw_variants")
+ACTIVE_SET_METHODS = tuple(m.code for m in fw_methods.METHODS if m.active_set)
 LAZY_METHODS = ACTIVE_SET_METHODS
+#: ``KEEPS_ACTIVE_SET[code]``: the method keeps an active set (a constant array to numba).
+KEEPS_ACTIVE_SET = np.array([m.active_set for m in fw_methods.METHODS], dtype=np.bool_)
 
 LOSS_SQUARED = 0  # scale * ||z - b||^2
 LOSS_LOGISTIC = 1  # mean_i log(1 + exp(-b_i z_i))
@@ -94,12 +84,7 @@ FWV_RECORD_COLUMNS = (*BASE_COLUMNS, "grad_evals", "fun_evals", "lmo_calls")
 
 @njit(cache=True, inline="always")
 def record_row(rec, row, k, f, cert, gamma, step_type, active, istate):
-    rec[row, REC_ITER] = k
-    rec[row, REC_OBJECTIVE] = f
-    rec[row, REC_CERTIFICATE] = cert
-    rec[row, REC_STEP_SIZE] = gamma
-    rec[row, REC_STEP_TYPE] = step_type
-    rec[row, REC_ACTIVE] = active
+    record_base(rec, row, k, f, cert, gamma, step_type, active)
     rec[row, REC_GRAD_EVALS] = istate[I_GRAD_EVALS]
     rec[row, REC_FUN_EVALS] = istate[I_FUN_EVALS]
     rec[row, REC_LMO_CALLS] = istate[I_LMO_CALLS]
@@ -267,6 +252,10 @@ def find_or_append(at_idx, at_val, at_nnz, mu, istate, idx, val, nnz):
     return nact
 
 
+# The weight updates are solvers.active_set's, on the live rows ``mu[:nact]``; a weight
+# they drop to 0 is then removed from the packed rows.
+
+
 @njit(cache=True)
 def fw_weights(at_idx, at_val, at_nnz, mu, istate, i, gamma):
     """FW step toward row ``i``: ``mu <- (1 - gamma) mu + gamma e_i`` (gamma 1 keeps ``i``
@@ -279,31 +268,24 @@ def fw_weights(at_idx, at_val, at_nnz, mu, istate, i, gamma):
             mu[a] = 0.0
         istate[I_NACT] = 1
         return
-    for a in range(istate[I_NACT]):
-        mu[a] *= 1.0 - gamma
-    mu[i] += gamma
+    fw_update(mu[: istate[I_NACT]], i, gamma)
 
 
 @njit(cache=True)
 def away_weights(at_idx, at_val, at_nnz, mu, istate, i, gamma, gamma_max):
     """Away step from row ``i``: ``mu <- (1 + gamma) mu - gamma e_i``; True if dropped."""
-    for a in range(istate[I_NACT]):
-        mu[a] *= 1.0 + gamma
-    if gamma >= gamma_max:
+    if away_update(mu[: istate[I_NACT]], i, gamma, gamma_max):
         remove_atom(at_idx, at_val, at_nnz, mu, istate, i)
         return True
-    mu[i] -= gamma
     return False
 
 
 @njit(cache=True)
 def pair_weights(at_idx, at_val, at_nnz, mu, istate, i_to, i_from, gamma, gamma_max):
     """Move ``gamma`` of weight from row ``i_from`` to row ``i_to``; True if dropped."""
-    mu[i_to] += gamma
-    if gamma >= gamma_max:
+    if pairwise_update(mu[: istate[I_NACT]], i_to, i_from, gamma, gamma_max):
         remove_atom(at_idx, at_val, at_nnz, mu, istate, i_from)
         return True
-    mu[i_from] -= gamma
     return False
 
 

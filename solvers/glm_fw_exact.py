@@ -51,11 +51,11 @@ from solvers.glm_fw_state import (
     LOG_SIGN,
     STEP_BACKTRACK,
     _fw_move,
-    _l1_lmo,
     _open_loop,
 )
 from solvers.glm_losses import _line_value, loss_pass
 from solvers.linalg import rmatvec, row_axpy, row_dot
+from solvers.lmo import l1_vertex
 from solvers.tags import (
     BASE_COLUMNS,
     STATUS_CONVERGED,
@@ -232,7 +232,7 @@ def fw_glm_advance(XT, y, radius, x, z, r, g, zd, istate, fstate, tol, rec):
         istate[I_SAMPLES] += n
         fstate[F_SUM_GAP] += gap
         avg = fstate[F_SUM_GAP] / (k + 1.0)
-        j, v, _ = _l1_lmo(g, x, radius)
+        j, v, _ = l1_vertex(g, x, radius)
         o = rec[row]
         o[OUT_ITER] = k
         o[OUT_OBJECTIVE] = f

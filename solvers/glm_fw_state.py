@@ -10,14 +10,13 @@ estimated-gradient kernels, one log row per iteration (``LOG_*``: the step ``gam
 vertex ``(j, sign)`` and the work counters) that :func:`solvers.glm_fw_exact.replay_eval`
 replays.
 
-The pieces every iteration runs are here too: the open-loop step sizes, the LMO of the l1
-ball (``_l1_lmo``), the FW move (``_fw_move``: the kernels and the replay share this
-arithmetic, bitwise), the checkpoint schedule, the log rows, and sampling (``_pick``:
-uniform with replacement or a partial Fisher-Yates shuffle) from a splitmix64 generator
-whose state lives in a caller-owned ``uint64`` array, so runs are reproducible, resumable
-and independent of the thread they run on (numba's own generator state is per thread).
-``@njit(cache=True, inline="always")``.
-"""
+The pieces every iteration runs are here too: the open-loop step sizes (the l1 ball's
+LMO is :func:`solvers.lmo.l1_vertex`), the FW move (``_fw_move``: the kernels and the
+replay share this arithmetic, bitwise), the checkpoint schedule, the log rows, and
+sampling (``_pick``: uniform with replacement or a partial Fisher-Yates shuffle) from a
+splitmix64 generator whose state lives in a caller-owned ``uint64`` array, so runs are
+reproducible, resumable and independent of the thread they run on (numba's own generator
+state is per thread). ``@njit(cache=True, inline="always")``."""
 
 from __future__ import annotations
 
@@ -126,23 +125,6 @@ def _open_loop(code, k, horizon):
     if code == OL_CONSTANT_SQRT:
         return 1.0 / math.sqrt(horizon + 1.0)
     return 1.0
-
-
-@njit(cache=True, inline="always")
-def _l1_lmo(g, x, radius):
-    """``(j, v, <g, x> + r |g_j|)``: the vertex ``v e_j`` minimizing ``<g, s>`` over the
-    l1 ball and the FW gap of ``g`` at ``x``."""
-    j = 0
-    best = -1.0
-    gx = 0.0
-    for c in range(g.shape[0]):
-        gx += g[c] * x[c]
-        a = abs(g[c])
-        if a > best:
-            best = a
-            j = c
-    v = -radius if g[j] > 0.0 else radius
-    return j, v, gx + radius * best
 
 
 @njit(cache=True, inline="always")

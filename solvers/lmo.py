@@ -5,7 +5,8 @@ an away oracle, ``argmax <g, v>`` over the active atoms ``v``. The feasible sets
 
 * unit simplex and l1 ball of radius ``r``, dense gradients, atoms as integer ids
   (``e_j``; ``2j, 2j+1`` for ``+-r e_j``): :func:`simplex_lmo`, :func:`simplex_away`,
-  :func:`l1_lmo`, :func:`l1_away`, :func:`l1_atom` (kernels of :mod:`solvers.fw`);
+  :func:`l1_lmo`, :func:`l1_away`, :func:`l1_atom` (kernels of :mod:`solvers.fw`); the l1
+  ball's LMO itself is :func:`l1_vertex`, which every kernel's l1 oracle calls;
 * simplex, l1 ball, l2 ball, box ``[lo, hi]^p`` and K-sparse polytope as sparse atoms
   ``(idx, val, nnz)``: :func:`lmo` with a ``SET_*`` code and :func:`set_params`, plus
   :func:`atom_dot`, :func:`atom_equal`, :func:`max_nnz`, :func:`contains` (the generic
@@ -104,16 +105,32 @@ def l1_atom(a, radius):
     return j, (radius if a % 2 == 0 else -radius)
 
 
+@njit(cache=True, inline="always")
+def l1_vertex(g, x, radius):
+    """The l1 ball's LMO, the one every kernel uses: ``(j, v, gap)`` with ``v e_j``
+    minimizing ``<g, s>`` over ``||s||_1 <= radius`` (``j`` the first ``argmax |g_j|``,
+    ``v = -radius sign(g_j)``, ``+radius`` when ``g_j = 0``) and, in the same pass, the FW
+    gap ``<g, x> + radius |g_j|`` at ``x`` (``x`` empty: ``radius |g_j|``)."""
+    j = 0
+    best = -1.0
+    gx = 0.0
+    fused = x.shape[0] == g.shape[0]
+    for c in range(g.shape[0]):
+        if fused:
+            gx += g[c] * x[c]
+        a = abs(g[c])
+        if a > best:
+            best = a
+            j = c
+    return j, (-radius if g[j] > 0.0 else radius), gx + radius * best
+
+
 @njit(cache=True)
 def l1_lmo(g, radius):
-    """Vertex ``-radius * sign(g_j) e_j``, ``j = argmax |g_j|``: returns its atom id."""
-    j = 0
-    best = abs(g[0])
-    for c in range(1, g.shape[0]):
-        if abs(g[c]) > best:
-            best = abs(g[c])
-            j = c
-    return 2 * j if g[j] < 0.0 else 2 * j + 1
+    """:func:`l1_vertex` as an atom id (``2 j`` for ``+radius e_j``, ``2 j + 1`` for
+    ``-radius e_j``)."""
+    j, v, _ = l1_vertex(g, g[:0], radius)
+    return 2 * j if v > 0.0 else 2 * j + 1
 
 
 @njit(cache=True)
@@ -266,12 +283,7 @@ def lmo(set_code, set_par, g, out_idx, out_val):
                     j = c
             out_val[0] = 1.0
         else:
-            best = abs(g[0])
-            for c in range(1, p):
-                if abs(g[c]) > best:
-                    best = abs(g[c])
-                    j = c
-            out_val[0] = -r if g[j] > 0.0 else r
+            j, out_val[0], _ = l1_vertex(g, g[:0], r)
         out_idx[0] = j
         return 1
     if set_code == SET_BOX:

@@ -70,8 +70,18 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from solvers.active_set import away_gamma_max, away_update, fw_update, pairwise_update
-from solvers.fw import terminal_status
+from solvers import fw_methods
+from solvers.active_set import away_update, fw_update, pairwise_update
+from solvers.fw_step import (
+    K_AWAY,
+    K_FW,
+    K_PAIR,
+    fw_step_size,
+    max_step,
+    record_base,
+    step_kind,
+    terminal_status,
+)
 from solvers.linalg import dot
 from solvers.lmo import (  # noqa: F401  (the nuclear-norm LMO: re-exported)
     CLUSTER_SAFETY,
@@ -81,7 +91,7 @@ from solvers.lmo import (  # noqa: F401  (the nuclear-norm LMO: re-exported)
     rmatvec,
     top_singular_pair,
 )
-from solvers.steps import LINE_QUADRATIC, RULE_SHORT, step_size
+from solvers.steps import LINE_QUADRATIC, RULE_SHORT
 from solvers.tags import (
     BASE_COLUMNS,
     STATUS_RUNNING,
@@ -89,26 +99,17 @@ from solvers.tags import (
     STEP_AWAY,
     STEP_DROP,
     STEP_FW,
+    STEP_LOCAL,  # noqa: F401  (BPCG local steps: the solver sets I_LOCAL_TAG to it)
     STEP_NONE,
     STEP_PAIRWISE,
 )
 
-try:  # BPCG's local pairwise step has its own tag where solvers.tags defines one
-    from solvers.tags import STEP_LOCAL
-except ImportError:  # pragma: no cover - older tags module
-    STEP_LOCAL = STEP_PAIRWISE
-
-# Step kinds inside the kernel (the recorded tag is chosen after the step).
-_K_FW = 0
-_K_AWAY = 1
-_K_PAIR = 2
-_K_LOCAL = 3
-
-METHOD_FW = 0
-METHOD_AFW = 1
-METHOD_PFW = 2
-METHOD_BPCG = 3
-METHOD_CODES = {"fw": METHOD_FW, "afw": METHOD_AFW, "pfw": METHOD_PFW, "bpcg": METHOD_BPCG}
+# The methods this kernel runs, with the codes solvers.fw_methods declares.
+METHOD_FW = fw_methods.FW.code
+METHOD_AFW = fw_methods.AFW.code
+METHOD_PFW = fw_methods.PFW.code
+METHOD_BPCG = fw_methods.BPCG.code
+METHOD_CODES = fw_methods.codes("nuclear")
 
 # Integer state layout.
 I_K = 0  # index of the current iterate
@@ -200,12 +201,7 @@ def _atom_grad(U, V, a, tau, rows, cols, g):
 @njit(cache=True, inline="always")
 def _record(rec, row, k, f, cert, gamma, step_type, active, istate):
     """One row: the columns of ``NUCLEAR_RECORD_COLUMNS`` in order."""
-    rec[row, 0] = k
-    rec[row, 1] = f
-    rec[row, 2] = cert
-    rec[row, 3] = gamma
-    rec[row, 4] = step_type
-    rec[row, 5] = active
+    record_base(rec, row, k, f, cert, gamma, step_type, active)
     rec[row, 6] = k + 1  # gradient passes
     rec[row, 7] = istate[I_FUN_EVALS]
     rec[row, 8] = istate[I_LMO_CALLS]
@@ -335,13 +331,10 @@ def completion_advance(
                         v = a
                     if loc < 0 or ga < gatom[loc]:
                         loc = a
-        kind = _K_FW
-        if method == METHOD_AFW and gatom[v] - gx > gap:
-            kind = _K_AWAY
-        elif method == METHOD_PFW:
-            kind = _K_PAIR
-        elif method == METHOD_BPCG and gatom[v] - gatom[loc] >= gap:
-            kind = _K_LOCAL
+        kind = K_FW
+        if method != METHOD_FW:
+            kind = step_kind(method, gap, gatom[v] - gx, gatom[v] - gatom[loc])
+        gmax = max_step(kind, mu[v] if v >= 0 else 0.0)
         xx = fstate[F_XX]
         # Direction d on Omega (dz), <G, d>, ||d||_F^2, the largest step, and the inner
         # products that keep ||X||_F^2 in step.
@@ -349,23 +342,21 @@ def completion_advance(
         xs = 0.0
         xv = 0.0
         sv = 0.0
-        if kind == _K_FW:
+        if kind == K_FW:
             xs = _x_dot_atom(U, V, mu, tau, us, vs)
             for t in range(N):
                 dz[t] = -tau * us[rows[t]] * vs[cols[t]] - z[t]
             gd = -gap
             dnorm2 = tau2 - 2.0 * xs + xx
-            gmax = 1.0
-        elif kind == _K_AWAY:
+        elif kind == K_AWAY:
             xv = _x_dot_atom(U, V, mu, tau, U[v], V[v])
             for t in range(N):
                 dz[t] = z[t]
             _atom_on_omega(U, V, v, tau, rows, cols, dz, -1.0)
             gd = gx - gatom[v]
             dnorm2 = xx - 2.0 * xv + tau2
-            gmax = away_gamma_max(mu[v])
         else:
-            if kind == _K_LOCAL:
+            if kind != K_PAIR:  # BPCG's local step: toward the best active atom
                 us = U[loc]
                 vs = V[loc]
                 gs = gatom[loc]
@@ -377,18 +368,12 @@ def completion_advance(
             _atom_on_omega(U, V, v, tau, rows, cols, dz, -1.0)
             gd = gs - gatom[v]
             dnorm2 = 2.0 * tau2 - 2.0 * sv
-            gmax = mu[v]
-        if gd >= 0.0:
-            # Not a descent direction (same atom twice, or the gap is at rounding level).
-            _record(rec, row, k, f, cert, 0.0, STEP_NONE, active, istate)
-            istate[I_STATUS] = STATUS_STALLED
-            return row + 1
         curv = 0.0
         for t in range(N):
             curv += dz[t] * dz[t]
         curv *= 0.5 * inv_n
         start = 2.0 / (k + 2.0) if method == METHOD_FW else gmax
-        gamma, evals = step_size(
+        gamma, evals = fw_step_size(
             rule,
             k,
             gd,
@@ -406,23 +391,25 @@ def completion_advance(
         )
         istate[I_FUN_EVALS] += evals
         if gamma <= 0.0:
+            # Not a descent direction (same atom twice, or the gap is at rounding level),
+            # or no step that decreases f.
             _record(rec, row, k, f, cert, 0.0, STEP_NONE, active, istate)
             istate[I_STATUS] = STATUS_STALLED
             return row + 1
         for t in range(N):
             z[t] += gamma * dz[t]
-        if kind == _K_FW:
+        if kind == K_FW:
             if s < 0:
                 s = _store_atom(U, V, mu, free, us, vs)
             fw_update(mu, s, gamma)
             xx = (1.0 - gamma) ** 2 * xx + 2.0 * gamma * (1.0 - gamma) * xs + gamma**2 * tau2
             tag = STEP_FW
-        elif kind == _K_AWAY:
+        elif kind == K_AWAY:
             dropped = away_update(mu, v, gamma, gmax)
             xx = (1.0 + gamma) ** 2 * xx - 2.0 * gamma * (1.0 + gamma) * xv + gamma**2 * tau2
             tag = STEP_DROP if dropped else STEP_AWAY
         else:
-            if kind == _K_PAIR:
+            if kind == K_PAIR:
                 if s < 0:
                     s = _store_atom(U, V, mu, free, us, vs)
                 target = s

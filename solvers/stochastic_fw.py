@@ -37,13 +37,13 @@ from solvers.glm_fw_state import (
     _checkpoint,
     _final_log,
     _fw_move,
-    _l1_lmo,
     _log_row,
     _open_loop,
     _pick,
 )
 from solvers.glm_losses import loss_d12
 from solvers.linalg import n_rows, row_axpy, row_dot
+from solvers.lmo import l1_vertex
 from solvers.tags import STATUS_NONFINITE, STATUS_RUNNING
 
 
@@ -81,7 +81,7 @@ def spider_advance(X, y, radius, x, xprev, v, perm, rng, istate, fstate, log):
                 d_old, _ = loss_d12(loss, y[i], row_dot(X, i, xprev))
                 row_axpy(X, i, (d_new - d_old) * inv_b, v)
             istate[I_SAMPLES] += 2 * b
-        j, s, est_gap = _l1_lmo(v, x, radius)
+        j, s, est_gap = l1_vertex(v, x, radius)
         gamma = _open_loop(istate[I_STEP], k, istate[I_HORIZON])
         check = _checkpoint(istate, fstate, k)
         if not math.isfinite(est_gap):
@@ -128,7 +128,7 @@ def csfw_advance(X, y, radius, x, alpha, r, perm, rng, istate, fstate, log):
             row_axpy(X, i, new - alpha[i], r)
             alpha[i] = new
         istate[I_SAMPLES] += b
-        j, s, est_gap = _l1_lmo(r, x, radius)
+        j, s, est_gap = l1_vertex(r, x, radius)
         gamma = _open_loop(istate[I_STEP], k, istate[I_HORIZON])
         check = _checkpoint(istate, fstate, k)
         if not math.isfinite(est_gap):

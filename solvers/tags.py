@@ -73,7 +73,7 @@ OPEN_LOOP_CODES = {
     "constant-sqrt": OL_CONSTANT_SQRT,
     "one": OL_ONE,
 }
-# Taylor-point (batch) rules of TUFW (ALGORITHMS.md B.4; solvers.tufw).
+# Taylor-point (batch) rules of TUFW (docs/ALGORITHMS.md B.4; solvers.tufw).
 TAYLOR_SBD_SQRTK = 0
 TAYLOR_DBD_SQRTK = 1
 TAYLOR_SBD_K4 = 2

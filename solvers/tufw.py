@@ -130,7 +130,6 @@ from solvers.glm_fw_state import (  # noqa: F401
     _checkpoint,
     _final_log,
     _fw_move,
-    _l1_lmo,
     _log_row,
     _open_loop,
     _pick,
@@ -145,6 +144,7 @@ from solvers.glm_losses import (  # noqa: F401
     loss_vd1,
 )
 from solvers.linalg import n_rows, row_axpy, row_dot
+from solvers.lmo import l1_vertex
 from solvers.stochastic_fw import (  # noqa: F401
     csfw_advance,
     spider_advance,
@@ -363,7 +363,7 @@ def tufw_advance(X, XT, y, radius, x, t, q, H, h, g, wbuf, cbuf, perm, rng, ista
         # 2.-3. g = q + H x and the LMO on it.
         for c in range(p):
             g[c] = q[c] + h[c]
-        j, v, est_gap = _l1_lmo(g, x, radius)
+        j, v, est_gap = l1_vertex(g, x, radius)
         # 4. Step size.
         hj = h[j]
         hjj = H[j, j]

@@ -327,7 +327,7 @@ def test_active_set_arrays_grow_on_demand():
 def test_wrapper_rejects_unsupported_combinations():
     inst = _random_logistic("l2", sets.set_params(radius=1.0))
     for method in ("afw", "pfw", "bpcg", "dicg"):
-        with pytest.raises(ValueError, match="fw, boosted"):
+        with pytest.raises(ValueError, match="fw or boosted"):
             inst.state(method)
     inst = _random_logistic("l1", sets.set_params(radius=1.0))
     with pytest.raises(ValueError, match="simplex"):

@@ -39,6 +39,7 @@ from ermviz.errors import SettingError
 from ermviz.families.frank_wolfe.constraints import check_margin_scale, radius_setting
 from ermviz.families.lazy import KernelConstant, kernel_module
 from ermviz.settings import Setting
+from solvers import fw_methods
 
 nuclear = kernel_module("solvers.nuclear", globals())
 steps = kernel_module("solvers.steps", globals())
@@ -56,7 +57,7 @@ __all__ = [
 ]
 
 #: Methods and step rules of :class:`NuclearFWSolver`.
-NUCLEAR_METHODS: tuple[str, ...] = ("fw", "afw", "pfw", "bpcg")
+NUCLEAR_METHODS: tuple[str, ...] = fw_methods.names(lambda m: "nuclear" in m.kernels)
 NUCLEAR_STEP_RULES: tuple[str, ...] = ("exact", "diminishing", "short", "armijo", "adaptive")
 
 #: Method settings (besides the step rules' own).
@@ -302,23 +303,24 @@ class NuclearFWSolver(Solver):
     def __init__(
         self,
         problem: MatrixCompletion,
-        method: str,
+        method: str | fw_methods.FWMethod,
         step: str,
         settings: dict[str, Any],
         tol: float,
     ) -> None:
         if not isinstance(problem, MatrixCompletion):
             raise TypeError(f"nuclear-norm FW methods do not solve {problem.name}")
-        if method not in nuclear.METHOD_CODES:
+        facts = fw_methods.BY_NAME.get(method) if isinstance(method, str) else method
+        if facts is None or "nuclear" not in facts.kernels:
             raise SettingError(f"unknown method {method!r}; choose one of {NUCLEAR_METHODS}")
         if step not in steps.RULE_CODES:  # NUCLEAR_STEP_RULES are the tested ones
             raise SettingError(f"step rule {step!r} is not one of {tuple(steps.RULE_CODES)}")
         self.problem = problem
-        self.method = method
+        self.method = facts.name
         self.tol = float(tol)
         pb = problem
         self.istate = np.zeros(nuclear.N_ISTATE, dtype=np.int64)
-        self.istate[nuclear.I_METHOD] = nuclear.METHOD_CODES[method]
+        self.istate[nuclear.I_METHOD] = facts.code
         self.istate[nuclear.I_RULE] = steps.RULE_CODES[step]
         self.istate[nuclear.I_REFRESH] = settings.get("refresh_every", 1000)
         self.istate[nuclear.I_MAX_LMO_ITERS] = settings.get("max_lmo_iters", 500)

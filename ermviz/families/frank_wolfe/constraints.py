@@ -123,9 +123,6 @@ CONSTRAINT_SETTINGS: tuple[Setting, ...] = (
     Setting("K", "int", 5, "ksparse: nonzeros per vertex, 1 <= K <= p", low=1, high=10**9),
 )
 
-#: Methods that keep an active set of vertices: they need a polytope.
-POLYTOPE_ONLY = ("afw", "pfw", "bpcg")
-
 
 @dataclass(frozen=True)
 class ConstraintSet:
@@ -186,10 +183,6 @@ class ConstraintSet:
     def params(self) -> np.ndarray:
         return lmo.set_params(radius=self.radius, lo=self.lo, hi=self.hi, K=self.K)
 
-    @property
-    def is_polytope(self) -> bool:
-        return self.kind != "l2"
-
     def describe(self) -> str:
         """Short text: ``l1 ball r=1``, ``box [-0.5, 0.5]^p``, ..."""
         if self.kind == "box":
@@ -199,14 +192,6 @@ class ConstraintSet:
         if self.kind == "simplex":
             return "unit simplex"
         return f"{self.kind} ball r={self.radius:g}"
-
-    def check_method(self, method: str) -> None:
-        """A one-line SettingError when ``method`` needs a polytope and this set is not."""
-        if method in POLYTOPE_ONLY and not self.is_polytope:
-            raise SettingError(
-                f"{method} keeps an active set of vertices, and the l2 ball has none: on "
-                "constraint=l2 use fw or boosted"
-            )
 
     def min_linear(self, g: np.ndarray) -> float:
         """``min_{s in C} <g, s>`` in closed form (numpy)."""

@@ -19,18 +19,19 @@ API that tests and benchmarks call directly; the registry calls the method class
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Mapping
+from typing import Any, ClassVar
 
 import numpy as np
 import scipy.sparse as sp
 
 from ermviz.base import Method, MethodSpec, Problem, Solver, StepRuleSpec, methods_from
-from ermviz.errors import SettingError
 from ermviz.families.frank_wolfe.completion import (
     NUCLEAR_SETTINGS,
     MatrixCompletion,
     NuclearFWSolver,
 )
+from ermviz.families.frank_wolfe.constraints import CONSTRAINTS
 from ermviz.families.frank_wolfe.face_newton import FaceNewton
 from ermviz.families.frank_wolfe.passes import DataPasses
 from ermviz.families.frank_wolfe.problems import LeastSquares, LogregL1, SvmDual
@@ -44,6 +45,7 @@ from ermviz.families.frank_wolfe.variants import (
 )
 from ermviz.families.lazy import KernelConstant, kernel_module
 from ermviz.settings import Setting
+from solvers import fw_methods
 
 fw = kernel_module("solvers.fw", globals())
 steps = kernel_module("solvers.steps", globals())
@@ -167,7 +169,8 @@ class FrankWolfeSolver(Solver):
     Parameters
     ----------
     problem : Problem
-    method : {"fw", "afw", "pfw"}
+    method : {"fw", "afw", "pfw"} or a :class:`solvers.fw_methods.FWMethod` row whose
+        ``kernels`` name ``fw``
     step : str
         A key of :data:`STEP_RULES`.
     settings : dict
@@ -180,12 +183,18 @@ class FrankWolfeSolver(Solver):
     certificate_kind = "fw_gap"
 
     def __init__(
-        self, problem: Problem, method: str, step: str, settings: dict[str, Any], tol: float
+        self,
+        problem: Problem,
+        method: str | fw_methods.FWMethod,
+        step: str,
+        settings: dict[str, Any],
+        tol: float,
     ) -> None:
         self.problem = problem
         self.tol = float(tol)
         self.istate = np.zeros(fw.N_ISTATE, dtype=np.int64)
-        self.istate[fw.I_METHOD] = fw.METHOD_CODES[method]
+        facts = fw_methods.lookup(method)
+        self.istate[fw.I_METHOD] = facts.code
         self.istate[fw.I_RULE] = steps.RULE_CODES[step]
         self.istate[fw.I_REFRESH] = settings.get("refresh_every", 1000)
         self.step_params = step_params_of(problem, step, settings)
@@ -193,7 +202,7 @@ class FrankWolfeSolver(Solver):
         kernel_columns = type(self).columns
         self._rec = np.empty((1024, len(kernel_columns)))
         self._passes = DataPasses(
-            kernel_columns, method, settings.get("refresh_every", 1000), 1, problem.dim
+            kernel_columns, facts, settings.get("refresh_every", 1000), 1, problem.dim
         )
         self.columns = self._passes.columns
         if isinstance(problem, SvmDual):
@@ -292,32 +301,67 @@ class FrankWolfeSolver(Solver):
         return int(self.istate[fw.I_K])
 
 
-_FW_PROBLEMS = (SvmDual.name, LogregL1.name, LeastSquares.name)
-#: FW, AFW, PFW and BPCG also complete matrices over a nuclear-norm ball.
-_NUC_PROBLEMS = (*_FW_PROBLEMS, MatrixCompletion.name)
+#: The feasible sets each of the family's problems may be over (its ``constraint``
+#: setting for the constrained vector problems): a method solves the problems whose sets
+#: meet the sets its kernel facts declare.
+PROBLEM_SETS: dict[str, tuple[str, ...]] = {
+    SvmDual.name: ("simplex",),
+    LogregL1.name: CONSTRAINTS,
+    LeastSquares.name: CONSTRAINTS,
+    MatrixCompletion.name: ("nuclear",),
+}
 #: The nuclear-norm LMO's settings, not already declared by the vector kernels.
 NUCLEAR_ONLY_SETTINGS = tuple(s for s in NUCLEAR_SETTINGS if s.name != "refresh_every")
 #: AFW and PFW: their kernels' settings plus lazification.
 ACTIVE_SET_SETTINGS = (*FW_METHOD_SETTINGS, *LAZY_SETTINGS, *NUCLEAR_ONLY_SETTINGS)
 
 
+def set_of(problem: Problem) -> str:
+    """The feasible set of a built problem, by its :data:`solvers.fw_methods.SETS` name."""
+    if isinstance(problem, MatrixCompletion):
+        return "nuclear"
+    return problem.constraint_set.kind
+
+
 class FrankWolfeMethod(Method):
-    """The family's method classes: each subclass declares one method (its ``name`` is
-    the kernels' method code) and :meth:`build` runs it in the kernel that serves it on
-    the problem: :class:`.completion.NuclearFWSolver` on matrix completion,
-    :class:`FrankWolfeSolver` for FW, AFW and PFW (not lazified) on the simplex and the
-    l1 ball, :class:`.variants.VariantsSolver` otherwise."""
+    """The family's method classes. Each subclass names its kernel facts, ``kernel``, a
+    row of :mod:`solvers.fw_methods` (code, active set, sets, data-pass accounting), from
+    which its ``name``, its ``problems`` (those whose sets meet the row's) and its
+    compatibility hook :meth:`supports` follow; it adds its title, settings and reference.
+    :meth:`build` runs it in the kernel that serves it on the problem:
+    :class:`.completion.NuclearFWSolver` on matrix completion, :class:`FrankWolfeSolver`
+    for FW, AFW and PFW (not lazified) on the simplex and the l1 ball,
+    :class:`.variants.VariantsSolver` otherwise."""
 
     family = "frank-wolfe"
     step_rules = tuple(STEP_RULES)
     default_step = "exact"
+    kernel: ClassVar[fw_methods.FWMethod]
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        facts = cls.__dict__.get("kernel")
+        if facts is None:
+            return
+        cls.name = facts.name
+        if "problems" not in cls.__dict__:
+            cls.problems = tuple(
+                name for name, sets in PROBLEM_SETS.items() if set(sets) & set(facts.sets)
+            )
+
+    @classmethod
+    def supports(cls, problem: Problem, settings: Mapping[str, Any]) -> str | None:
+        """Why the method cannot run on ``problem`` with ``settings`` (its set, or lazy
+        where it cannot be lazified: :func:`solvers.fw_methods.unsupported`), or None."""
+        kind = set_of(problem)
+        label = f"constraint={kind}" if isinstance(problem, (LogregL1, LeastSquares)) else ""
+        lazy = bool(settings.get("lazy", False))
+        return fw_methods.unsupported(cls.kernel, kind, lazy, label) or None
 
     @classmethod
     def build(cls, problem: Problem, step: str, settings: dict[str, Any], tol: float) -> Solver:
-        method = cls.name
+        method = cls.kernel
         if isinstance(problem, MatrixCompletion):
-            if settings.get("lazy", False):
-                raise SettingError(f"{method} on matrix-completion is not lazified: drop lazy")
             return NuclearFWSolver(problem, method, step, settings, tol)
         if uses_variants_kernel(problem, method, settings):
             return VariantsSolver(problem, method, step, settings, tol)
@@ -328,9 +372,8 @@ class FrankWolfe(FrankWolfeMethod):
     """Method ``fw``: Frank & Wolfe (1956), "An algorithm for quadratic programming"; the
     conditional gradient method's analysis of Jaggi (2013), ICML."""
 
-    name = "fw"
+    kernel = fw_methods.FW
     title = "Frank-Wolfe (conditional gradient)"
-    problems = _NUC_PROBLEMS
     settings = (*FW_METHOD_SETTINGS, *NUCLEAR_ONLY_SETTINGS)
     reference = "Frank & Wolfe 1956; Jaggi 2013"
 
@@ -339,9 +382,8 @@ class AwayStepFrankWolfe(FrankWolfeMethod):
     """Method ``afw``: away-step FW, Guelat & Marcotte (1986), Math. Programming;
     Lacoste-Julien & Jaggi (2015), NeurIPS; lazified: Braun, Pokutta & Zink (2017), ICML."""
 
-    name = "afw"
+    kernel = fw_methods.AFW
     title = "away-step Frank-Wolfe"
-    problems = _NUC_PROBLEMS
     settings = ACTIVE_SET_SETTINGS
     reference = (
         "Guelat & Marcotte 1986; Lacoste-Julien & Jaggi 2015; lazy: Braun, Pokutta & Zink 2017"
@@ -353,9 +395,8 @@ class PairwiseFrankWolfe(FrankWolfeMethod):
     convergence of Frank-Wolfe optimization variants", NeurIPS; lazified: Braun, Pokutta
     & Zink (2017), ICML."""
 
-    name = "pfw"
+    kernel = fw_methods.PFW
     title = "pairwise Frank-Wolfe"
-    problems = _NUC_PROBLEMS
     settings = ACTIVE_SET_SETTINGS
     reference = "Lacoste-Julien & Jaggi 2015; lazy: Braun, Pokutta & Zink 2017"
 
@@ -364,9 +405,8 @@ class BlendedPairwiseCG(FrankWolfeMethod):
     """Method ``bpcg``: Tsuji, Tanaka & Pokutta (2022), "Pairwise conditional gradients
     without swap steps and sparser kernel herding", ICML."""
 
-    name = "bpcg"
+    kernel = fw_methods.BPCG
     title = "blended pairwise conditional gradients (BPCG)"
-    problems = _NUC_PROBLEMS
     settings = (*FW_SETTINGS, *LAZY_SETTINGS, *NUCLEAR_ONLY_SETTINGS)
     reference = "Tsuji, Tanaka & Pokutta 2022 (ICML)"
 
@@ -375,9 +415,8 @@ class BoostedFrankWolfe(FrankWolfeMethod):
     """Method ``boosted``: Combettes & Pokutta (2020), "Boosting Frank-Wolfe by chasing
     gradients", ICML."""
 
-    name = "boosted"
+    kernel = fw_methods.BOOSTED
     title = "boosted Frank-Wolfe (gradient pursuit)"
-    problems = _FW_PROBLEMS
     settings = (*FW_SETTINGS, *BOOST_SETTINGS)
     reference = "Combettes & Pokutta 2020 (ICML)"
 
@@ -387,9 +426,8 @@ class DecompositionInvariantCG(FrankWolfeMethod):
     linearly convergent conditional gradient algorithm for structured polytopes",
     NeurIPS (on the simplex)."""
 
-    name = "dicg"
+    kernel = fw_methods.DICG
     title = "decomposition-invariant pairwise CG (simplex)"
-    problems = (SvmDual.name,)
     settings = FW_SETTINGS
     reference = "Garber & Meshi 2016 (NeurIPS)"
 

@@ -10,7 +10,8 @@ columns missed by the cache); this module appends, per row,
   x`` or ``w = Z alpha``), one pass each;
 * ``columns``: the data columns a step reads to update that product (``X v`` for the
   atoms it moves: one for a FW or away step, two for a pairwise, BPCG local or DICG step;
-  boosted FW, one per LMO call), ``k`` steps in all;
+  boosted FW, one per LMO call), ``k`` steps in all: each method's ``columns_per_step``
+  and ``per_lmo_call`` in :mod:`solvers.fw_methods`;
 * ``atom_share``: an atom's share of the data, ``nnz(atom) / p`` of a pass: exact for the
   box (a dense atom reads every column), the mean column's share for the 1-sparse atoms
   of the simplex and the l1 ball and the K-sparse ones (an estimate there: a step's one
@@ -28,8 +29,7 @@ from __future__ import annotations
 
 import numpy as np
 
-#: Columns a step reads, by method (boosted: per LMO call, see below).
-_COLUMNS_PER_STEP = {"fw": 1.0, "afw": 1.0, "pfw": 2.0, "bpcg": 2.0, "dicg": 2.0, "boosted": 1.0}
+from solvers import fw_methods
 
 
 class DataPasses:
@@ -40,7 +40,8 @@ class DataPasses:
     ----------
     columns : tuple of str
         The kernel's record columns (``grad_evals`` among them).
-    method : str
+    method : str or FWMethod
+        The method (its :mod:`solvers.fw_methods` row or name).
     refresh_every : int
         The solver's ``refresh_every`` (0: never).
     atom_nnz, p : int
@@ -48,15 +49,21 @@ class DataPasses:
     """
 
     def __init__(
-        self, columns: tuple[str, ...], method: str, refresh_every: int, atom_nnz: int, p: int
+        self,
+        columns: tuple[str, ...],
+        method: str | fw_methods.FWMethod,
+        refresh_every: int,
+        atom_nnz: int,
+        p: int,
     ) -> None:
         self._count_lmo = "lmo_calls" not in columns  # one call per iteration: k + 1
         self.columns = (*columns, *("lmo_calls",) * self._count_lmo, "data_passes")
         self._grad = columns.index("grad_evals")
         self._iter = columns.index("iteration")
-        self._lmo = columns.index("lmo_calls") if method == "boosted" else -1
+        facts = fw_methods.lookup(method)
+        self._lmo = columns.index("lmo_calls") if facts.per_lmo_call else -1
         self._refresh = int(refresh_every)
-        self._per_step = _COLUMNS_PER_STEP.get(method, 1.0) * atom_nnz / max(p, 1)
+        self._per_step = facts.columns_per_step * atom_nnz / max(p, 1)
         self._out = np.empty((0, len(self.columns)))
 
     def rows(self, rec: np.ndarray) -> np.ndarray:

@@ -23,12 +23,12 @@ import numpy as np
 import scipy.sparse as sp
 
 from ermviz.base import Problem, Solver
-from ermviz.errors import SettingError
 from ermviz.families.frank_wolfe.constraints import ConstraintSet, pack_atoms
 from ermviz.families.frank_wolfe.passes import DataPasses
 from ermviz.families.frank_wolfe.problems import LeastSquares, LogregL1, SvmDual
 from ermviz.families.lazy import KernelConstant, kernel_module
 from ermviz.settings import Setting
+from solvers import fw_methods
 
 fw_variants = kernel_module("solvers.fw_variants", globals())
 steps = kernel_module("solvers.steps", globals())
@@ -90,10 +90,13 @@ def step_params_of(problem: Problem, step: str, settings: dict[str, Any]) -> np.
     )
 
 
-def uses_variants_kernel(problem: Problem, method: str, settings: dict[str, Any]) -> bool:
+def uses_variants_kernel(
+    problem: Problem, method: str | fw_methods.FWMethod, settings: dict[str, Any]
+) -> bool:
     """Whether ``method`` on ``problem`` runs here rather than in :mod:`solvers.fw`'s
-    kernels (those serve FW, AFW and PFW, not lazified, on the simplex and the l1 ball)."""
-    if method not in ("fw", "afw", "pfw") or settings.get("lazy", False):
+    kernels (those serve the methods whose ``kernels`` name ``fw``, not lazified, on the
+    simplex and the l1 ball)."""
+    if "fw" not in fw_methods.lookup(method).kernels or settings.get("lazy", False):
         return True
     if isinstance(problem, SvmDual):
         return False
@@ -110,7 +113,8 @@ class VariantsSolver(Solver):
     Parameters
     ----------
     problem : Problem
-    method : {"fw", "afw", "pfw", "bpcg", "boosted", "dicg"}
+    method : {"fw", "afw", "pfw", "bpcg", "boosted", "dicg"}, or a
+        :class:`solvers.fw_methods.FWMethod` row
     step : str
         A step rule of :mod:`solvers.steps`.
     settings : dict
@@ -124,20 +128,20 @@ class VariantsSolver(Solver):
     columns = KernelConstant("solvers.fw_variants", "FWV_RECORD_COLUMNS")
 
     def __init__(
-        self, problem: Problem, method: str, step: str, settings: dict[str, Any], tol: float
+        self,
+        problem: Problem,
+        method: str | fw_methods.FWMethod,
+        step: str,
+        settings: dict[str, Any],
+        tol: float,
     ) -> None:
+        facts = fw_methods.lookup(method)
         self.problem = problem
-        self.method = method
+        self.method = facts.name
         self.tol = float(tol)
         lazy = bool(settings.get("lazy", False))
         self.certificate_kind = "primal_dual_gap" if lazy else "fw_gap"
         cset, MT, b, loss, loss_par = self._layout(problem)
-        if method == "dicg" and cset.kind != "simplex":
-            raise SettingError(
-                f"dicg runs on the simplex (svm-dual) only; on {problem.name} over the "
-                f"{cset.describe()} use fw, afw, pfw, bpcg or boosted"
-            )
-        cset.check_method(method)
         self.cset = cset
         params = step_params_of(problem, step, settings)
         idx, val, nnz, w = pack_atoms(self._start_atoms(problem, cset))
@@ -148,7 +152,7 @@ class VariantsSolver(Solver):
             cset.params,
             loss,
             loss_par,
-            fw_variants.METHOD_CODES[method],
+            facts.code,
             steps.RULE_CODES[step],
             params,
             idx,
@@ -167,7 +171,7 @@ class VariantsSolver(Solver):
         kernel_columns = type(self).columns
         self._passes = DataPasses(
             kernel_columns,
-            method,
+            facts,
             int(settings.get("refresh_every", 1000)),
             _atom_nnz(cset),
             cset.p,
