@@ -120,9 +120,11 @@ def test_the_line_quotes_the_measured_estimate(monkeypatch) -> None:
 
     monkeypatch.setitem(compile_estimates.FIRST_RUN, "logreg-l1:pfw:csr", 3.6)
     monkeypatch.setitem(compile_estimates.FIRST_RUN, "logreg-l1:face-newton:dense", 7.2)
+    monkeypatch.setitem(compile_estimates.FIRST_RUN, "logreg-l1:face-newton:csr", 5.1)
     scope = compile_notice.Scope("logreg-l1", "pfw", "csr")
     assert scope.line() == "ermviz: compiling the PFW kernels for logreg-l1, first run only: ~4 s"
-    newton = compile_notice.Scope("logreg-l1", "face-newton")  # (storage not known yet)
+    # Storage not known yet: the slower of the two.
+    newton = compile_notice.Scope("logreg-l1", "face-newton")
     assert newton.line() == (
         "ermviz: compiling the face-newton kernels for logreg-l1, first run only: ~7 s"
     )
