@@ -1015,11 +1015,11 @@ def test_sessions_share_a_catalog_problem_built_once_and_keep_their_uploads_own(
     concurrent askers wait for that one build; an upload's stays its session's."""
     import threading
 
-    from ermviz.app import problem_cache
+    from ermviz.app import lifecycle, problem_cache
 
     problem_cache.clear()
     calls = []
-    real = model_mod.build_problem
+    real = lifecycle.build_problem
 
     def counting(*args, **kwargs):
         calls.append(args[0])
@@ -1029,7 +1029,7 @@ def test_sessions_share_a_catalog_problem_built_once_and_keep_their_uploads_own(
     models = [make_model(dataset="wdbc") for _ in range(4)]
     got = [None] * 4
     try:
-        model_mod.build_problem = counting
+        lifecycle.build_problem = counting
 
         def ask(i):
             got[i] = models[i].build_problem()
@@ -1052,7 +1052,7 @@ def test_sessions_share_a_catalog_problem_built_once_and_keep_their_uploads_own(
         pa, pb = a.build_problem(), b.build_problem()
         assert pa is not pb and not np.array_equal(pa.X, pb.X)
     finally:
-        model_mod.build_problem = real
+        lifecycle.build_problem = real
         problem_cache.clear()
 
 

@@ -24,8 +24,7 @@ import time
 
 import pytest
 
-from ermviz.app import model as model_module
-from ermviz.app import warmup
+from ermviz.app import lifecycle, warmup
 from ermviz.app.figure_style import certificate_name
 from ermviz.app.race_status import Starting, race_line, race_summary, run_chips
 
@@ -120,7 +119,7 @@ def warming(monkeypatch: pytest.MonkeyPatch):
     ]
     state.phase, state.current, state.t0 = "compiling", state.items[0].label, time.perf_counter()
     monkeypatch.setattr(warmup, "_STATE", state)
-    monkeypatch.setattr(model_module, "KERNELS_GATE", warmup.wait_for_kernels)
+    monkeypatch.setattr(lifecycle, "KERNELS_GATE", warmup.wait_for_kernels)
     yield state
     with state.cond:  # nobody waits on after the test
         state.phase = "stopped"

@@ -25,7 +25,7 @@ and the set-up returns at once (the page answers within seconds) after starting
 
 :func:`progress` tells how far it is (the page's status line reads it,
 :func:`status_line`). A race started before its kernels are compiled waits for the
-child (:func:`wait_for_kernels`, installed as :data:`ermviz.app.model.KERNELS_GATE`)
+child (:func:`wait_for_kernels`, installed as :data:`ermviz.app.lifecycle.KERNELS_GATE`)
 and the page says "compiling" meanwhile, instead of compiling them again in the server.
 :func:`stop` (also at exit) ends the child and the thread at once.
 
@@ -403,9 +403,9 @@ def _serve(echo: Callable[[str], None]) -> None:
     s = _STATE
     try:
         # Imported here, not in the server's set-up: the server starts listening first.
-        from ermviz.app import model as model_module
+        from ermviz.app import lifecycle
 
-        model_module.KERNELS_GATE = wait_for_kernels
+        lifecycle.KERNELS_GATE = wait_for_kernels
         with s.cond:
             s.phase = "compiling"
             s.current = "listing the lessons' runs"
