@@ -500,7 +500,7 @@ def test_frozen_graph_recomputes_the_document_once_and_only_when_it_changed(monk
     from bokeh.document import Document
     from bokeh.models import Column, Div
 
-    from ermviz.app.widgets import frozen_graph
+    from ermviz.app.compat import frozen_graph
 
     doc = Document()
     root = Column(children=[Div(text="a")])

@@ -15,6 +15,8 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 import numpy as np
 
+from ermviz.app import compat
+
 if TYPE_CHECKING:
     from ermviz.estimators import _RunEstimator
 
@@ -22,13 +24,6 @@ Estimator = TypeVar("Estimator", bound="_RunEstimator")
 
 #: Seconds between two pushes of new rows to the page (the dashboard's refresh period).
 PUSH_SECONDS = 0.35
-
-
-def _views_of(viewable: Any) -> list[tuple[Any, Any]]:
-    """(document, comm) of each display of ``viewable`` in the notebook."""
-    import panel as pn
-
-    return [pn.state._views[ref][2:] for ref in viewable._models if ref in pn.state._views]
 
 
 def live_fit(estimator: Estimator, X: Any, y: Any, *, every: float = PUSH_SECONDS) -> Estimator:
@@ -77,11 +72,11 @@ def live_fit(estimator: Estimator, X: Any, y: Any, *, every: float = PUSH_SECOND
         from IPython.display import display
         from panel.io.notebook import push
 
-        if not pn.extension._loaded:
+        if not compat.extension_loaded():
             notebook_extension()  # Panel's and Bokeh's JavaScript, inline: offline
         shown = pn.Row(*(pn.pane.Bokeh(fig) for fig in figures))
         display(shown)
-        views = _views_of(shown)
+        views = compat.notebook_views(shown)
         for doc, comm in views:
             if not doc.callbacks.hold_value:
                 doc.hold("combine")  # changes wait for push(), as in Panel's own outputs
@@ -96,8 +91,7 @@ def live_fit(estimator: Estimator, X: Any, y: Any, *, every: float = PUSH_SECOND
             # open the output's comm (Panel's own push then waits for the kernel's event
             # loop, which waits for the cell): open it from the kernel's side, and send
             # the changes held on the output's document.
-            if not comm._comm:
-                comm.init()
+            compat.open_comm(comm)
             push(doc, comm)
 
     slot.started = True

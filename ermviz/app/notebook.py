@@ -29,6 +29,8 @@ from bokeh.document.events import (
 )
 from panel.theme.fast import Fast
 
+from ermviz.app import compat
+
 #: Panel extensions the dashboard's views need (the Results tab's Tabulator).
 EXTENSIONS = ("tabulator",)
 #: The served page's font: fonts every desktop has, so nothing is fetched (Panel's Fast
@@ -55,7 +57,7 @@ def _pin_local_dist() -> None:
     if doc is None or doc.session_context is None or use_cdn():
         return
     local = f"{state.rel_path}/{LOCAL_DIST}" if state.rel_path else LOCAL_DIST
-    doc._template_variables.setdefault("dist_url", local)
+    compat.template_variables(doc).setdefault("dist_url", local)
 
 
 class OfflineFast(Fast):
@@ -127,7 +129,7 @@ def _local_stylesheet(stylesheet: Any, dist_url: str) -> None:
         # 5 times of cdn.holoviz.org); point them back at the server's copy.
         if use_cdn():
             return
-        local = doc._template_variables.get("dist_url") or (
+        local = compat.template_variables(doc).get("dist_url") or (
             f"{state.rel_path}/{LOCAL_DIST}" if state.rel_path else LOCAL_DIST
         )
         if not str(local).startswith(CDN_DIST):
@@ -145,27 +147,10 @@ def _local_stylesheet(stylesheet: Any, dist_url: str) -> None:
 
 
 def _keep_stylesheets_local() -> None:
-    """Route Panel's stylesheet patching through :func:`_local_stylesheet` (once).
-
-    Panel's components and themes call ``patch_stylesheet`` (imported by name into
-    ``panel.reactive`` and ``panel.theme.base``) on every stylesheet they link; wrapping
-    it there covers every component, ours and HoloViews' panes alike."""
-    import panel.io.resources
-    import panel.reactive
-    import panel.theme.base
-
-    # panel.io.resources too: a design's modifiers import it from there at call time.
-    for module in (panel.io.resources, panel.reactive, panel.theme.base):
-        original = getattr(module, "patch_stylesheet", None)
-        if original is None or getattr(original, "_ermviz_local", False):
-            continue
-
-        def patched(stylesheet: Any, dist_url: str, _original: Any = original) -> None:
-            _original(stylesheet, dist_url)
-            _local_stylesheet(stylesheet, dist_url)
-
-        patched._ermviz_local = True  # type: ignore[attr-defined]
-        module.patch_stylesheet = patched
+    """Route Panel's stylesheet patching through :func:`_local_stylesheet` (once), for
+    every component, ours and HoloViews' panes alike
+    (:func:`ermviz.app.compat.wrap_patch_stylesheet`)."""
+    compat.wrap_patch_stylesheet(_local_stylesheet)
 
 
 _warming: list[threading.Thread] = []
@@ -314,8 +299,8 @@ class _KeepUnsent:
             return
         doc = self._doc()
         if doc is not None:
-            # list.append is atomic: the page's thread may be handling a message meanwhile.
-            doc.callbacks._held_events.append(event)
+            # (atomic: the page's thread may be handling a message meanwhile)
+            compat.hold_event(doc, event)
 
 
 def keep_unsent_changes(doc: Any, comm: Any) -> None:

@@ -33,6 +33,7 @@ from typing import Any
 
 import panel as pn
 
+from ermviz.app import compat
 from ermviz.app.background import in_thread
 from ermviz.app.controls import ControlsView
 from ermviz.app.export_view import ExportView
@@ -44,7 +45,7 @@ from ermviz.app.race_status import Starting, race_line, race_summary, run_chips,
 from ermviz.app.race_view import RaceView
 from ermviz.app.streaming import Streamer
 from ermviz.app.teaching_view import TeachingView
-from ermviz.app.widgets import frozen_graph, guard
+from ermviz.app.widgets import guard
 
 #: Seconds between two refreshes of the results table during a race.
 TABLE_PERIOD = 1.0
@@ -305,7 +306,7 @@ class Dashboard:
         """Show the new race, then start its runs (in that order: building figures holds
         the GIL, and a run started earlier would count that wait as solver time)."""
         # One message; the model graph recomputed once, and only if it changed.
-        with pn.io.hold(), frozen_graph():
+        with pn.io.hold(), compat.frozen_graph():
             if self._tabs is not None and self._tabs.active == TAB_INDEX["lessons"]:
                 self.show_tab("race")  # Start pressed over the gallery: show what moves
             self.model.launch(slots, start=False)
@@ -541,7 +542,7 @@ class Dashboard:
         """The parts (and the whole) of this dashboard displayed in a notebook output."""
         parts: list[Any] = list(self._parts.values())
         parts.append(self._notebook_root)
-        return [p for p in parts if isinstance(p, _Part) and p._models]
+        return [p for p in parts if isinstance(p, _Part) and compat.displayed_models(p)]
 
     def _refusal(self) -> pn.viewable.Viewable | None:
         """A notice to display instead of a part while the dashboard shows elsewhere."""

@@ -24,6 +24,7 @@ from typing import Any
 
 import panel as pn
 
+from ermviz.app import compat
 from ermviz.app.figures import TracePlots
 from ermviz.app.messages import one_line
 from ermviz.app.model import DashboardModel
@@ -346,7 +347,7 @@ class RaceView(pn.viewable.Viewer):
         from panel.io.notebook import patch_inline_stylesheets
 
         for part in self._shown():
-            for model, _ in list(part._models.values()):
+            for model in compat.displayed_models(part):
                 for element in model.select({"type": UIElement}):
                     patch_inline_stylesheets(element)
 

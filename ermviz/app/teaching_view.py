@@ -21,12 +21,12 @@ import panel as pn
 
 from ermviz import data as data_mod
 from ermviz.app.boundary import BoundaryPlot
+from ermviz.app.compat import frozen_graph
 from ermviz.app.datasets import BUNDLED
 from ermviz.app.figure_style import set_presentation
 from ermviz.app.model import DashboardModel, is_teachable
 from ermviz.app.streaming import Streamer, geometry_for
 from ermviz.app.teaching_plot import TeachingPlot
-from ermviz.app.widgets import frozen_graph
 from ermviz.registry import get_problem
 
 #: Narrowest a teaching figure gets (two fit beside each other from a ~700 px wide tab).

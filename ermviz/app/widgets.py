@@ -1,8 +1,8 @@
 """Widget helpers shared by the dashboard's views.
 
 :func:`guard` wraps every widget callback: an exception becomes a notification (and,
-during a race, a run status) instead of a frozen page; :func:`frozen_graph` batches
-model-graph changes of a served document; :class:`GuardedDownload` is the
+during a race, a run status) instead of a frozen page (run on the event loop when Bokeh's
+lock is not held: :func:`ermviz.app.compat.document_locked`); :class:`GuardedDownload` is the
 download button whose guarded callback may fail. :func:`setting_widget` builds the
 widget of one declared :class:`~ermviz.settings.Setting` (problem, method or step-rule
 setting): invalid input is reverted and notified, never stored.
@@ -10,69 +10,18 @@ setting): invalid input is reverted and notified, never stored.
 
 from __future__ import annotations
 
-import contextlib
 import functools
 import inspect
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from typing import Any
 
 import panel as pn
 
+from ermviz.app.compat import document_locked, frozen_graph  # noqa: F401  (its old home)
 from ermviz.app.messages import one_line
 from ermviz.app.model import DashboardModel
 from ermviz.errors import SettingError
 from ermviz.settings import Setting
-
-
-def document_locked(doc: Any) -> bool:
-    """Whether Bokeh's lock on ``doc`` is held now (True outside a server: no lock).
-
-    Panel dispatches a click that arrives while one of its change events is still
-    pending through a coroutine, outside the document lock; a callback there that
-    changes Bokeh models directly (the streamer's sources) fails in Bokeh with
-    "_pending_writes should be non-None" (seen: a lesson's Load right after a Stop).
-    """
-    session = getattr(getattr(doc, "session_context", None), "_session", None)
-    return session is None or getattr(session, "_pending_writes", None) is not None
-
-
-@contextlib.contextmanager
-def frozen_graph() -> Iterator[None]:
-    """Defer the served document's model-graph recomputation to the end of the block, and
-    skip it when the block added or removed no model.
-
-    Bokeh's own ``freeze`` recomputes the whole graph on exit, changed or not: measured
-    0.2-0.5 s with this dashboard, most of a second Start whose figures are all reused.
-    In a notebook (no session) nothing is frozen: there, a frozen hold kept the Race tab's
-    new figures out of the patch sent to the page.
-    """
-    doc = pn.state.curdoc
-    served = doc is not None and doc.session_context is not None
-    models = getattr(doc, "models", None) if served else None
-    if models is None or not hasattr(models, "_push_freeze"):
-        yield
-        return
-    changed = False
-    invalidate = models.invalidate  # an enclosing block's, when nested: it hears too
-    outer = models.__dict__.get("invalidate")
-
-    def note_change() -> None:
-        nonlocal changed
-        changed = True
-        invalidate()
-
-    models.invalidate = note_change  # the one call a graph change makes (bokeh.model)
-    models._push_freeze()
-    try:
-        yield
-    finally:
-        if outer is None:
-            del models.invalidate
-        else:
-            models.invalidate = outer
-        models._freeze_count -= 1
-        if models._freeze_count == 0 and changed:
-            models.recompute()
 
 
 def guard(model: DashboardModel, what: str) -> Callable:
