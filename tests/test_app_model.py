@@ -567,9 +567,9 @@ def test_dashboard_views_build_start_and_export_without_a_server():
 
     m = make_model()
     dash = Dashboard(m)
-    assert dash._problem_widgets["C"].value == 1000.0
+    assert dash.controls_view.problem_widgets["C"].value == 1000.0
     m.dataset = "toy-2d"  # preset: another problem, its own setting widgets and values
-    assert set(dash._problem_widgets) == {
+    assert set(dash.controls_view.problem_widgets) == {
         "radius",
         "intercept",
         "start",
@@ -578,24 +578,26 @@ def test_dashboard_views_build_start_and_export_without_a_server():
         "hi",
         "K",
     }
-    assert dash._problem_widgets["radius"].value == 3.0
+    assert dash.controls_view.problem_widgets["radius"].value == 3.0
     m.dataset = "toy-simplex-4"
-    assert dash.teaching_plot is not None  # preview of the tetrahedron before Start
+    assert (
+        dash.teaching_view.build().teaching_plot is not None
+    )  # preview of the tetrahedron before Start
     m.step_delay = 0.0
     dash.start_sync()
     assert wait_until(lambda: all(s.done for s in m.slots), 10)
     dash.streamer.pull()
-    assert len(dash.figures) == 5
-    assert dash.table.object.count("<tr>") == 4  # header + one row per run
-    assert "converged" in dash.table.object
+    assert len(dash.race_view.figures) == 5
+    assert dash.race_view.table.object.count("<tr>") == 4  # header + one row per run
+    assert "converged" in dash.race_view.table.object
     assert "converged" in dash.status_strip.object
-    page = dash.export_html().getvalue().decode()
+    page = dash.export_view.export_html().getvalue().decode()
     assert page.startswith("<!DOCTYPE html>") and "PFW exact" in page
     m.show_steps = True  # rebuilds with step markers
-    n_renderers = sum(len(f.renderers) for f in dash.figures)
+    n_renderers = sum(len(f.renderers) for f in dash.race_view.figures)
     m.show_steps = False
-    assert sum(len(f.renderers) for f in dash.figures) < n_renderers
-    csv = pd.read_csv(io.BytesIO(dash.csv_download.callback().getvalue()))
+    assert sum(len(f.renderers) for f in dash.race_view.figures) < n_renderers
+    csv = pd.read_csv(io.BytesIO(dash.export_view.csv_download.callback().getvalue()))
     assert set(csv["run_id"]) == {s.run_id for s in m.slots}
     dash.reset()
     assert m.race_status == "idle" and dash.streamer.sources == []

@@ -477,9 +477,9 @@ def test_dashboard_downloads_on_a_full_disk_notify_and_send_nothing(
     )
     assert results.model.open(str(damaged_results[0]))
     buttons = {
-        "CSV export": dash.csv_download,
-        "Parquet export": dash.parquet_download,
-        "HTML export": dash.html_download,
+        "CSV export": dash.export_view.csv_download,
+        "Parquet export": dash.export_view.parquet_download,
+        "HTML export": dash.export_view.html_download,
         "results CSV export": results.csv_download,
         "results Markdown export": results.md_download,
     }

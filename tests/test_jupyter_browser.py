@@ -313,8 +313,8 @@ KERNEL_STATE = """import gc as _gc, threading as _th
 from ermviz.app.page import Dashboard as _D
 print("KERNEL", [dict(active=d.model.active, runs=[sl.status for sl in d.model.slots],
                       sent=d.streamer.first_point_at is not None,
-                      clicks=d.start_button.clicks, starting=d._starting,
-                      loading=d._loading is not None, disabled=d.start_button.disabled)
+                      clicks=d.start_button.clicks, starting=d.starting,
+                      loading=d.loading, disabled=d.start_button.disabled)
                  for d in _gc.get_objects() if isinstance(d, _D)],
       sorted(t.name for t in _th.enumerate()))
 from pyviz_comms import JupyterCommJS as _J

@@ -346,10 +346,15 @@ def test_the_teaching_view_draws_each_runs_boundary_live_and_in_the_export():
         d.model,
         "?dataset=blobs&problem=lssvm&p.C=10&tol=1e-10&max_time=30&run=cg-reduced:cg&run=smo:smo",
     )
-    assert isinstance(d.boundary_plot, BoundaryPlot)  # the preview: the data, no run
-    assert len(d.boundary_plot.figures) == 1 and not d.boundary_plot.images[0].data["image"]
+    assert isinstance(
+        d.teaching_view.build().boundary_plot, BoundaryPlot
+    )  # the preview: the data, no run
+    assert (
+        len(d.teaching_view.build().boundary_plot.figures) == 1
+        and not d.teaching_view.build().boundary_plot.images[0].data["image"]
+    )
     d.start_sync()
-    plot = d.boundary_plot
+    plot = d.teaching_view.build().boundary_plot
     assert isinstance(plot, BoundaryPlot) and len(plot.figures) == 2
     end = time.perf_counter() + 60
     while d.model.active and time.perf_counter() < end:
@@ -372,7 +377,7 @@ def test_the_teaching_view_draws_each_runs_boundary_live_and_in_the_export():
         expected = contour_data(plot.xs, plot.ys, Z, [0.0]).line_data
         assert len(drawn["xs"][0]) > 2
         np.testing.assert_allclose(drawn["xs"][0], expected.xs[0])
-    html = d.export_html().getvalue().decode()
+    html = d.export_view.export_html().getvalue().decode()
     assert html.count("boundary-image") >= 2  # the snapshot figures are in the export
 
 
@@ -401,7 +406,7 @@ def test_the_race_plots_can_count_kernel_evaluations_on_x():
     d.streamer.pull()
     d.model.x_axis = "kernel_evals"  # the curves are sent again, on the new axis
     d.streamer.pull()
-    assert d.figures[0].xaxis.axis_label == "kernel evaluations + 1"
+    assert d.race_view.figures[0].xaxis.axis_label == "kernel evaluations + 1"
     n = d.model.problem_obj.n
     per_step = {"cg-reduced": n * (n + 1) // 2, "smo": 2 * n}  # the stated count
     for src in d.streamer.sources:
@@ -428,7 +433,7 @@ def test_moons_is_bundled_and_opens_the_ls_svm_boundary_view():
     d = Dashboard()
     d.model.dataset = "moons"  # the preset: LS-SVM, its three methods, the boundary view
     assert d.model.problem == "lssvm" and len(d.model.specs) == 3
-    assert isinstance(d.boundary_plot, BoundaryPlot)
+    assert isinstance(d.teaching_view.build().boundary_plot, BoundaryPlot)
     # A Gaussian kernel separates the moons: the LS-SVM solution beats any line.
     pb = build_problem("lssvm", load_dataset("moons"), C=10.0, sigma2=0.1)
     solver, _ = _solve(pb, "cg-reduced", tol=1e-8)

@@ -59,7 +59,7 @@ def test_a_finished_race_exports_a_png_of_its_figures(tmp_path):
     from PIL import Image
 
     dash, notes = _finished_dashboard()
-    data = dash.png_download.callback().getvalue()
+    data = dash.export_view.png_download.callback().getvalue()
     width, height = _size(data)
     assert width == png_mod.PNG_WIDTH and 700 < height < 4000
     image = Image.open(io.BytesIO(data)).convert("RGB")
@@ -134,7 +134,7 @@ def test_png_export_before_a_race_is_notified_not_raised():
 
     notes: list[tuple[str, str]] = []
     dash = Dashboard(DashboardModel(notifier=lambda level, msg: notes.append((level, msg))))
-    assert dash.png_download.callback() is None
+    assert dash.export_view.png_download.callback() is None
     assert notes == [("error", "PNG export: no figures to export yet: start a race first")]
 
 

@@ -172,7 +172,9 @@ def test_certificate_names() -> None:
 
 
 def _labels(dash) -> list[tuple[str, str]]:
-    return [(" ".join(f.title.text.split()), f.yaxis[0].axis_label) for f in dash.figures[:2]]
+    return [
+        (" ".join(f.title.text.split()), f.yaxis[0].axis_label) for f in dash.race_view.figures[:2]
+    ]
 
 
 def test_the_plots_name_the_certificate_before_and_after_start() -> None:
@@ -182,13 +184,13 @@ def test_the_plots_name_the_certificate_before_and_after_start() -> None:
     dash.model.notifier = lambda level, message: None
     dash.race_view.build()
     assert _labels(dash) == [("FW gap vs iteration", "FW gap"), ("FW gap vs CPU time", "FW gap")]
-    figures = dash.figures
+    figures = dash.race_view.figures
     dash.load_lesson("rehline-fairness")  # a PLQ problem, loaded over the FW one
     assert _labels(dash) == [
         ("duality gap vs iteration", "duality gap"),
         ("duality gap vs CPU time", "duality gap"),
     ]
-    assert dash.figures[0] is figures[0]  # relabelled in place, not rebuilt
+    assert dash.race_view.figures[0] is figures[0]  # relabelled in place, not rebuilt
     # A setting that changes what the certificate holds (the running-average FW gap).
     dash.load_lesson("nonconvex-avg-gap")
     assert _labels(dash)[0] == ("running-average FW gap vs iteration", "running-average FW gap")

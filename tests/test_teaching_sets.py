@@ -341,7 +341,10 @@ def test_the_teaching_path_marks_each_point_with_the_step_taken_from_it() -> Non
         assert src.path.data["step"] == [tag_of[k] for k in its], src.slot.label
         seen |= set(src.path.data["step"])
     assert {"local", "drop", "fw"} <= seen  # BPCG's local steps, drops, FW's steps
-    figs = [dash.teaching_plot.main, dash.teaching_plot.zoom]
+    figs = [
+        dash.teaching_view.build().teaching_plot.main,
+        dash.teaching_view.build().teaching_plot.zoom,
+    ]
     mappers = [
         r.glyph.marker.transform
         for f in figs

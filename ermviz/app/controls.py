@@ -253,7 +253,7 @@ class ControlsView(pn.viewable.Viewer):
                 m.set_problem_setting(name, value)
 
         self._problem_widgets_for = built_for
-        self._problem_widgets = {
+        self.problem_widgets = {
             s.name: setting_widget(s, m.problem_value(s.name), set_setting, m)
             for s in m.problem_declared()
         }
@@ -272,7 +272,7 @@ class ControlsView(pn.viewable.Viewer):
         if shown == self.shown_problem_settings and self.problem_settings.objects:
             return
         self.shown_problem_settings = shown
-        widgets = [self._problem_widgets[name] for name in shown]
+        widgets = [self.problem_widgets[name] for name in shown]
         self.problem_settings.objects = [
             pn.Row(*widgets[i : i + 2], sizing_mode="stretch_width")
             for i in range(0, len(widgets), 2)
@@ -290,7 +290,7 @@ class ControlsView(pn.viewable.Viewer):
         which would take the focus from the one being edited."""
         if self._problem_widgets_for != self.model.problem:
             return  # widgets of the previous problem: the new problem's replace them next
-        for name, widget in self._problem_widgets.items():
+        for name, widget in self.problem_widgets.items():
             try:
                 value = self.model.problem_value(name)
             except KeyError:  # the problem changes next; its widgets are rebuilt then

@@ -54,18 +54,6 @@ TABLE_PERIOD = 1.0
 STARTING_PERIOD = 0.5
 
 
-def _forward(view: str, name: str, build: bool = False) -> property:
-    """A dashboard attribute that is its ``view``'s ``name`` (built first if ``build``)."""
-
-    def get(self: Dashboard) -> Any:
-        part = getattr(self, view)
-        if build:
-            part.build()
-        return getattr(part, name)
-
-    return property(get, doc=f"``{view}.{name}``")
-
-
 class Dashboard:
     """One session's dashboard: the model, the streamer, and the views composed around
     them, each a Panel :class:`~panel.viewable.Viewer` that owns its widgets:
@@ -76,8 +64,10 @@ class Dashboard:
     (:mod:`ermviz.app.lessons_view`). The toolbar, which drives the race, is its own.
 
     The tabs other than the one shown are built when first shown (:meth:`tabs`), so a
-    session costs what its first screen shows. The views' widgets are reachable from the
-    dashboard too (``dash.figures``, ``dash.csv_download``, ...; :data:`FORWARDED`).
+    session costs what its first screen shows. Each view's widgets are its own, reached
+    through it (``dash.race_view.figures``, ``dash.export_view.csv_download``; a view built
+    when first shown builds on ``build()``, which returns it:
+    ``dash.teaching_view.build().teaching_plot``); the dashboard forwards none of them.
 
     Parameters
     ----------
@@ -141,26 +131,15 @@ class Dashboard:
     export = property(lambda self: self._part("export"), doc="The export buttons (a part).")
     lessons = property(lambda self: self._part("lessons"), doc="The lessons (a part).")
 
-    dataset_select = _forward("controls_view", "dataset_select")
-    problem_select = _forward("controls_view", "problem_select")
-    _problem_widgets = _forward("controls_view", "_problem_widgets")
-    runs_column = _forward("controls_view", "runs_column")
-    upload = _forward("controls_view", "upload")
-    tol_input = _forward("controls_view", "tol_input")
-    trace_plots = _forward("race_view", "trace_plots")
-    figures = _forward("race_view", "figures")
-    table = _forward("race_view", "table")
-    reference_note = _forward("race_view", "reference_note", build=True)
-    keep_button = _forward("race_view", "keep_button")
-    clear_refs_button = _forward("race_view", "clear_refs_button")
-    teaching_plot = _forward("teaching_view", "teaching_plot", build=True)
-    boundary_plot = _forward("teaching_view", "boundary_plot", build=True)
-    csv_download = _forward("export_view", "csv_download")
-    parquet_download = _forward("export_view", "parquet_download")
-    html_download = _forward("export_view", "html_download")
-    png_download = _forward("export_view", "png_download")
-    export_html = _forward("export_view", "export_html")
-    export_png = _forward("export_view", "export_png")
+    @property
+    def starting(self) -> bool:
+        """True while a Start builds its race (its button disabled meanwhile)."""
+        return self._starting
+
+    @property
+    def loading(self) -> bool:
+        """True while a lesson's Load applies (the race's buttons disabled meanwhile)."""
+        return self._loading is not None
 
     @property
     def sweep_results(self) -> Any:

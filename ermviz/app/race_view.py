@@ -171,10 +171,10 @@ class RaceView(pn.viewable.Viewer):
         self.table.object = self._results_html()
 
     # -- plots -----------------------------------------------------------------------
-    def build(self) -> None:
-        """Build the plots (once): the view is about to show."""
+    def build(self) -> RaceView:
+        """Build the plots (once): the view is about to show. Returns the view."""
         if self._trace_plots is not None:
-            return
+            return self
         m = self.model
         # One row (a 1280 px laptop shows the plots under it on the first screen): the
         # labels beside their widgets, not above; explicit widths (a FlexBox stretches an
@@ -230,6 +230,7 @@ class RaceView(pn.viewable.Viewer):
             self.plot_box,
             self.more_plots,
         ]
+        return self
 
     def _on_race_options(self, *events: Any) -> None:
         try:

@@ -85,13 +85,13 @@ class TeachingView(pn.viewable.Viewer):
             with pn.io.hold():
                 set_presentation(figures, self.model.presentation)
 
-    def build(self) -> None:
+    def build(self) -> TeachingView:
         """Draw the view (once): it is about to show. Until then the model's changes
-        build no preview (a preview may load the data)."""
-        if self.built:
-            return
-        self.built = True
-        self.rebuild()
+        build no preview (a preview may load the data). Returns the view."""
+        if not self.built:
+            self.built = True
+            self.rebuild()
+        return self
 
     def track(self, final: bool) -> None:
         """Follow the runs after a pull of new rows."""
