@@ -358,7 +358,7 @@ def test_the_dashboard_has_a_results_tab_outside_the_url(sweep_dir: Path) -> Non
     tabs = dash.tabs()
     assert "Results" in tabs._names
     dash.show_tab("results")  # built and drawn when first shown (dynamic tabs)
-    assert tabs[tabs._names.index("Results")].objects == [dash.sweep_results.panel]
+    assert tabs[tabs._names.index("Results")].objects == [dash.sweep_results.layout]
     before = urlstate.encode(dash.model)
     assert dash.sweep_results.model.open(sweep_dir)
     after = urlstate.encode(dash.model)

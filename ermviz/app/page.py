@@ -484,7 +484,7 @@ class Dashboard:
         elif index == TAB_INDEX["export"]:
             self.export_view.shown()
         elif index == TAB_INDEX["results"] and not self._results_holder.objects:
-            self._results_holder.objects = [self.sweep_results.panel]
+            self._results_holder.objects = [self.sweep_results]
 
     def panel(self) -> pn.viewable.Viewable:
         """The whole dashboard as one layout (for Jupyter; no template).

@@ -4,7 +4,7 @@
 in a :class:`panel.widgets.Tabulator` (sortable, filterable, downloadable as CSV or
 Markdown), the profiles and curves as HoloViews/Bokeh plots (:func:`profile_plot`,
 :func:`curves_plot`: hover, one colour per method label, click a legend entry to hide a
-label). Panel and HoloViews are imported only when a view or plot is built.
+label). HoloViews is imported only when a plot is built.
 
 "Run a small sweep" runs the bundled sweep (see :mod:`ermviz.app.results_model`) on a
 thread of its own, so the page stays live; each finished cell is handed to the page's
@@ -21,6 +21,7 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
+import panel as pn
 
 from ermviz.app.background import in_thread
 from ermviz.app.messages import one_line
@@ -111,19 +112,20 @@ def curves_plot(model: ResultsModel) -> Any:
     )
 
 
-class ResultsView:
+class ResultsView(pn.viewable.Viewer):
     """The Results tab: folder chooser, status, table with downloads, profile, curves.
 
-    ``panel`` is the tab's layout; it displays in a served page and in Jupyter after
-    ``pn.extension("tabulator")``.
+    A Panel :class:`~panel.viewable.Viewer` that owns its widgets, drawn on a
+    :class:`~ermviz.app.results_model.ResultsModel`: it displays (its ``layout``) in a
+    served page and in Jupyter after ``pn.extension("tabulator")``.
     """
 
-    def __init__(self, model: ResultsModel | None = None) -> None:
-        import panel as pn
+    def __init__(self, model: ResultsModel | None = None, **params: Any) -> None:
         from bokeh.models.widgets.tables import ScientificFormatter
 
+        super().__init__(**params)
+
         self.model = m = model or ResultsModel()
-        self._pn = pn
         self.path_input = pn.widgets.TextInput(
             label="Results folder (a path on this server)",
             placeholder="e.g. results/fw-family (a folder with summaries/)",
@@ -220,7 +222,7 @@ class ResultsView:
         self._show_table()
         self._show_profile()
         self._show_curves()
-        self.panel = pn.Column(
+        self.layout = pn.Column(
             pn.pane.Markdown(
                 "**Sweep results** — open a folder written by `python -m ermviz sweep`: the "
                 "table of solver seconds until the certificate first fell to each threshold "
@@ -265,6 +267,14 @@ class ResultsView:
             sizing_mode="stretch_width",
         )
 
+    def __panel__(self) -> pn.Column:
+        return self.layout
+
+    @property
+    def panel(self) -> pn.Column:
+        """The tab's layout (its name before the view was a Viewer: ``layout``)."""
+        return self.layout
+
     # -- callbacks -------------------------------------------------------------------
     def _guard(self, what: str, fn: Callable[[], Any]) -> Any:
         try:
@@ -290,7 +300,7 @@ class ResultsView:
     def _progress_pusher(self) -> Callable[[int, int], None]:
         """A progress callback the sweep's thread may call: served, it schedules the update
         on the page's thread; elsewhere (Jupyter, tests) it updates at once."""
-        doc = self._pn.state.curdoc
+        doc = pn.state.curdoc
         m = self.model
         if doc is None or doc.session_context is None:
             return m.set_sweep_progress
@@ -375,7 +385,6 @@ class ResultsView:
             button.disabled = not len(frame)
 
     def _show_profile(self) -> None:
-        pn = self._pn
         m = self.model
         if not len(m.profile):
             return
@@ -389,7 +398,6 @@ class ResultsView:
             self._profile_pane.object = plot
 
     def _show_curves(self) -> None:
-        pn = self._pn
         m = self.model
         if m.dataset is None:
             return
