@@ -20,7 +20,7 @@ PROCS ?=
 # then kept 496-619 MiB with the defaults and 366-368 MiB with these (330 before any).
 SERVE_ENV ?= PYTHONMALLOC=malloc MALLOC_ARENA_MAX=2
 
-.PHONY: test serve lint browser clean
+.PHONY: test test-fast serve lint browser clean
 
 # One line says what the first set-up is doing (it takes minutes, silent otherwise); pip's
 # own output goes to $(VENV)/install.log, shown only when the install fails.
@@ -49,6 +49,11 @@ lint: $(STAMP)
 
 test: $(STAMP) browser lint
 	$(VENV)/bin/pytest
+
+# The fast tier (a contributor's loop, under 5 minutes on 2 cores): no browser, no Jupyter,
+# no benchmark smoke runs, no checks on catalog-sized data (tests/conftest.py, "Two tiers").
+test-fast: $(STAMP) lint
+	$(VENV)/bin/pytest -m "not slow" --durations=10
 
 # `ermviz serve` runs `panel serve` on the packaged app (same as app.py) with
 # --setup ermviz/app/warmup.py --check-unused-sessions 1000 --unused-session-lifetime 5000

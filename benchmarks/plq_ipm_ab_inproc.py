@@ -37,6 +37,8 @@ def main() -> None:
     k, rounds = int(sys.argv[3]), int(sys.argv[4])
     tasks = [t for t, _ in rb.tasks_svm(False) + rb.tasks_reg(False) + rb.tasks_cvx(False)]
     seen: set[str] = set()
+    # An old version taking the same structs (issue 33 onwards) is called as the new.
+    structs = old.iterate.py_func.__code__.co_argcount == new.iterate.py_func.__code__.co_argcount
     for task in [t for t in tasks if any(s in t.name for s in only)]:
         if task.name in seen:
             continue
@@ -60,6 +62,9 @@ def main() -> None:
             reset()
             t0 = time.process_time()
             for _ in range(k):
+                if structs:
+                    old.iterate(B, qp, pt, w, nside)
+                    continue
                 old.iterate(
                     B.X, B.A, B.U, B.S, B.l1w, qp.dg, qp.cost, qp.vkind, qp.bn2,
                     pt.beta, pt.mu, pt.su, pt.zl, pt.zu, w.beta_mu, w.rp, w.wm, w.wd,

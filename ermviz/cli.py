@@ -326,7 +326,13 @@ def _cmd_run(args: argparse.Namespace) -> int:
     if "seed" not in cfg.settings and seeded:
         cfg.settings["seed"] = args.seed  # a stochastic method follows --seed
     resolved = validate_method_side(cfg)  # bad names and settings fail before the data load
-    problem = make_problem(cfg)
+    # One scope for the problem and the run: a first run (nothing in numba's cache) says
+    # "compiling the PFW kernels for logreg-l1, first run only: ~N s" once, on stderr.
+    from ermviz.compile_notice import Scope, announce
+
+    args.compile_scope = Scope(cfg.problem, resolved.method)
+    with announce(args.compile_scope):
+        problem = make_problem(cfg)
     # Warnings about the set-up go out before the solver is built (compilation may take
     # seconds on a fresh install): the problem's scaling check (badly scaled features,
     # ermviz.families.scaling), then the method's own advice.
@@ -393,9 +399,13 @@ def _run_once(
 ):
     """Run ``cfg`` on ``problem`` (its method side ``resolved`` already, when given): (its
     JSON summary, the finished run)."""
+    from ermviz.compile_notice import announce, storage_of
     from ermviz.experiment import make_run
 
-    run = make_run(cfg, problem=problem, resolved=resolved)
+    scope = args.compile_scope
+    scope.storage = storage_of(problem)
+    with announce(scope):
+        run = make_run(cfg, problem=problem, resolved=resolved)
     setup_s = time.perf_counter() - t_start
     run.start()
     try:

@@ -108,6 +108,7 @@ class _RunEstimator(BaseEstimator, metaclass=ABCMeta):
 
     def _prepare(self, X: Any, y: Any) -> Any:
         """Validate everything, build the problem and the run (not started)."""
+        from ermviz import compile_notice
         from ermviz.data.dataset import _make_dataset
         from ermviz.experiment import make_problem, make_run, validate_method_side
 
@@ -120,8 +121,10 @@ class _RunEstimator(BaseEstimator, metaclass=ABCMeta):
         ds = _make_dataset(
             f"{type(self).__name__} data", X, y, task, "array", "", dense=not sp.issparse(X)
         )
-        problem = make_problem(cfg, dataset=ds)
-        return make_run(cfg, problem=problem, resolved=resolved)
+        # A first fit (nothing in numba's cache) says "compiling ..." once, on stderr.
+        with compile_notice.announce(cfg.problem, resolved.method, compile_notice.storage_of(ds)):
+            problem = make_problem(cfg, dataset=ds)
+            return make_run(cfg, problem=problem, resolved=resolved)
 
     def _finish(self, run: Any) -> _RunEstimator:
         summary = run.summary()

@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from types import MappingProxyType
 from typing import Any
 
+from ermviz import compile_notice
 from ermviz.base import MethodAlias, MethodSpec, Problem, Solver, StepRuleSpec
 from ermviz.errors import SettingError
 from ermviz.settings import resolve_settings
@@ -98,8 +99,10 @@ def get_problem(name: str) -> type[Problem]:
 
 
 def build_problem(name: str, dataset: Any, **settings: Any) -> Problem:
-    """Build problem ``name`` on ``dataset`` with validated ``settings``."""
-    return get_problem(name).build(dataset, **settings)
+    """Build problem ``name`` on ``dataset`` with validated ``settings`` (a problem that
+    compiles kernels says so once: :mod:`ermviz.compile_notice`)."""
+    with compile_notice.announce(name, "", compile_notice.storage_of(dataset)):
+        return get_problem(name).build(dataset, **settings)
 
 
 def get_method(name: str) -> MethodSpec:
@@ -227,7 +230,10 @@ def build_solver(
             )
     else:
         resolved = resolve_method(method, step, problem.name, dict(settings or {}))
-    return resolved.spec.factory(problem, resolved.step, dict(resolved.settings), float(tol))
+    storage = compile_notice.storage_of(problem)
+    with compile_notice.announce(problem.name, resolved.method, storage):
+        # (the solver compiles or loads its kernels now: one line if it compiles)
+        return resolved.spec.factory(problem, resolved.step, dict(resolved.settings), float(tol))
 
 
 __all__ = [

@@ -170,6 +170,11 @@ def stop_all(wait: float = 0.2, reason: str = "stopped: the server is shutting d
     return len(runs)
 
 
+def running() -> int:
+    """Runs started in this process that have not ended."""
+    return sum(1 for run in list(_STARTED) if not run.done)
+
+
 class _StoppedWaiting(Exception):
     """A stop request arrived while the run was queued for a core (no chunk was run)."""
 

@@ -24,12 +24,13 @@ This module adds what the fork leaves out:
   each worker asks the kernel for SIGTERM when the master is gone (Linux's
   ``PR_SET_PDEATHSIG``; elsewhere a thread watches the parent), so killing the server's
   process never leaves workers holding the port;
-* :func:`popen` is how the warm-up (:mod:`ermviz.app.warmup`) starts its compiling child:
-  in worker 0 the child runs and its progress lines are also appended to a file private to
-  this server (:func:`share_path`); every other worker follows that file instead of
-  compiling the same kernels again, and loads each kernel from numba's on-disk cache when
-  worker 0's child has written it. Outside a multi-process server it is
-  :class:`subprocess.Popen`.
+* one warm-up for all workers: in worker 0 the warm-up (:mod:`ermviz.app.warmup`) runs
+  its compiling processes and appends their progress lines to a file private to this
+  server (:func:`publisher`, at :func:`share_path`); every other worker follows that file
+  (:func:`follower`) instead of compiling the same kernels again, and loads each kernel
+  from numba's on-disk cache when worker 0's processes have written it. A lesson loaded
+  in another worker's page therefore does not reorder worker 0's queue: its Start waits
+  for the kernels in worker 0's order. :func:`popen` wraps one child process the same way.
 """
 
 from __future__ import annotations
@@ -165,31 +166,74 @@ def _create_private(path: Path) -> int:
         return os.open(path, flags, 0o600)
 
 
+class Publisher:
+    """Worker 0's side of the shared progress file: lines appended as the warm-up reads
+    them from its compiling processes, then ``{"exit": status}``; the file is removed at
+    exit (unless a newer worker 0 replaced it)."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        fd = _create_private(path)
+        self._inode = os.fstat(fd).st_ino
+        self._out = os.fdopen(fd, "w")
+        self._lock = threading.Lock()  # (one reader thread per compiling process)
+        import atexit
+
+        atexit.register(self._remove)
+
+    def write(self, line: str) -> None:
+        """Append one message line (with or without its newline)."""
+        with self._lock, contextlib.suppress(OSError, ValueError):
+            self._out.write(line if line.endswith("\n") else line + "\n")
+            self._out.flush()
+
+    def close(self, status: int) -> None:
+        """The warm-up has ended with ``status`` (0: every item done): followers stop."""
+        self.write(json.dumps({"exit": status}))
+
+    def _remove(self) -> None:
+        with contextlib.suppress(OSError):
+            self._out.close()
+        with contextlib.suppress(OSError):
+            if self.path.stat().st_ino == self._inode:
+                self.path.unlink()
+
+
+def publisher() -> Publisher | None:
+    """In worker 0 of a multi-process server, where the warm-up publishes its progress for
+    the other workers (:func:`follower`); None elsewhere, or when the file cannot be made
+    (the other workers then time out and their races compile what they need)."""
+    if task_id() != 0:
+        return None
+    with contextlib.suppress(OSError):
+        return Publisher(share_path())
+    return None
+
+
+def follower() -> _Following | None:
+    """In a worker other than 0 of a multi-process server, worker 0's warm-up progress (a
+    :class:`subprocess.Popen` look-alike whose ``stdout`` yields its lines as they are
+    written); None elsewhere (this process runs the warm-up itself)."""
+    if task_id() in (None, 0):
+        return None
+    return _Following(share_path())
+
+
 class _Published:
     """Worker 0's warm-up child: what it prints is read by this worker and appended to
     the shared file, then ``{"exit": status}``."""
 
     def __init__(self, child: subprocess.Popen, path: Path) -> None:
-        self.child, self.path = child, path
-        fd = _create_private(path)
-        self._inode = os.fstat(fd).st_ino
-        self._out = os.fdopen(fd, "w")
+        self.child = child
+        self._publisher = Publisher(path)
         self.stdout = self._lines()
-        import atexit
-
-        atexit.register(self._remove)
 
     def _lines(self) -> Iterator[str]:
         assert self.child.stdout is not None
         for line in self.child.stdout:
-            self._write(line)
+            self._publisher.write(line)
             yield line
-        self._write(json.dumps({"exit": self.child.wait()}) + "\n")
-
-    def _write(self, line: str) -> None:
-        with contextlib.suppress(OSError, ValueError):
-            self._out.write(line)
-            self._out.flush()
+        self._publisher.close(self.child.wait())
 
     def poll(self) -> int | None:
         return self.child.poll()
@@ -199,15 +243,7 @@ class _Published:
 
     def kill(self) -> None:
         self.child.kill()
-        self._write(json.dumps({"exit": -int(signal.SIGKILL)}) + "\n")
-
-    def _remove(self) -> None:
-        """At exit: close and delete the file (unless a newer worker 0 replaced it)."""
-        with contextlib.suppress(OSError):
-            self._out.close()
-        with contextlib.suppress(OSError):
-            if self.path.stat().st_ino == self._inode:
-                self.path.unlink()
+        self._publisher.close(-int(signal.SIGKILL))
 
 
 class _Following:

@@ -78,7 +78,7 @@ from solvers.fw_vparts import (
     dir_from_x,
     loss_grad,
 )
-from solvers.linalg import dot, rmatvec, row_axpy, row_dot_long
+from solvers.linalg import as_kernel_vector, dot, rmatvec, row_axpy, row_dot_long
 from solvers.lmo import (
     P_HI,
     P_LO,
@@ -424,7 +424,9 @@ def fn_advance(
         else:
             istate[I_NOPROG] += 1
             if istate[I_NOPROG] >= STALL_ITERS:
-                return _stall(rec, row, k, f, cert, active, istate, fstate, REASON_NO_DECREASE)
+                return _stall(
+                    rec, row, k, f, cert, active, istate, fstate, np.int64(REASON_NO_DECREASE)
+                )
         kind = STEP_NONE
         gamma = 0.0
         m, n_free, tight = _working_set(set_code, set_par, x, g, wk, sg, fstate[F_ENTER])
@@ -501,7 +503,9 @@ def fn_advance(
             )
             istate[I_FUN] += evals
             if kind == STEP_NONE:
-                return _stall(rec, row, k, f, cert, active, istate, fstate, REASON_NO_STEP)
+                return _stall(
+                    rec, row, k, f, cert, active, istate, fstate, np.int64(REASON_NO_STEP)
+                )
         elif kind == STEP_NONE:
             # FW step toward v = LMO(g) (s_idx / s_val), exact line search on [0, 1].
             dir_from_x(MT, x, z, s_idx, s_val, nnz, 1.0, dvec, zd)
@@ -514,7 +518,9 @@ def fn_advance(
             gamma, evals = exact_line_search(line, gd, curv, z, zd, b, 1.0)
             istate[I_FUN] += evals
             if not gamma > 0.0:
-                return _stall(rec, row, k, f, cert, active, istate, fstate, REASON_NO_STEP)
+                return _stall(
+                    rec, row, k, f, cert, active, istate, fstate, np.int64(REASON_NO_STEP)
+                )
             for j in range(p):
                 x[j] += gamma * dvec[j]
             kind = STEP_FW
@@ -555,7 +561,7 @@ def new_state(
         raise ValueError(f"unknown loss code {loss_code}")
     if not (0.0 <= enter_frac <= 1.0 and blend_K >= 1.0 and cg_max >= 1 and 0.0 < cg_rtol < 1.0):
         raise ValueError("enter_frac in [0, 1], blend_K >= 1, cg_max >= 1, cg_rtol in (0, 1)")
-    b = np.ascontiguousarray(b, dtype=np.float64)
+    b = as_kernel_vector(b)  # read-only, as every caller hands it (one compiled kernel)
     x = np.array(x0, dtype=np.float64)
     p = x.shape[0]
     n = b.shape[0]

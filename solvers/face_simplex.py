@@ -72,7 +72,7 @@ def line_min(loss_code, loss_par, gd, dd, z, zd, b, t_max):
         if curv <= 0.0:
             return (t_max if gd < 0.0 else 0.0), 0
         return min(max(-gd / (2.0 * curv), 0.0), t_max), 0
-    return exact_line_search(LINE_LOGISTIC, gd, 0.0, z, zd, b, t_max)
+    return exact_line_search(np.int64(LINE_LOGISTIC), gd, 0.0, z, zd, b, t_max)
 
 
 @njit(cache=True)

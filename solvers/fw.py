@@ -190,8 +190,8 @@ def svm_dual_advance(
         # oracles as standalone pieces).
         ga = 0.0
         aa = 0.0
-        s = 0
-        v = -1
+        s = np.int64(0)  # (np.int64: no Literal-typed helper calls, linalg docstring)
+        v = np.int64(-1)
         g_min = np.inf
         g_max = -np.inf
         active = 0
@@ -259,7 +259,7 @@ def svm_dual_advance(
             dnorm2,
             gmax,
             start,
-            LINE_QUADRATIC,
+            np.int64(LINE_QUADRATIC),
             f,
             curv,
             empty,
@@ -384,7 +384,7 @@ def logreg_l1_advance(XT, y, radius, mu, x, z, g, r, zd, istate, lstate, step_pa
             return row + 1
         if method == METHOD_FW:
             # Vanilla FW never steps away: skip the away oracle's pass over the atoms.
-            a_v, jv, vv, gv = -1, 0, 0.0, 0.0
+            a_v, jv, vv, gv = np.int64(-1), np.int64(0), 0.0, 0.0
             away = False
         else:
             a_v = l1_away(g, mu, radius)
@@ -437,7 +437,7 @@ def logreg_l1_advance(XT, y, radius, mu, x, z, g, r, zd, istate, lstate, step_pa
             dnorm2,
             gmax,
             start,
-            LINE_LOGISTIC,
+            np.int64(LINE_LOGISTIC),
             f,
             0.0,
             z,

@@ -120,7 +120,7 @@ from solvers.fw_vparts import (
     squared_from_h,
 )
 from solvers.gram_cache import new_gram_cache
-from solvers.linalg import rmatvec, row_axpy
+from solvers.linalg import as_kernel_vector, rmatvec, row_axpy
 from solvers.lmo import SET_L1, SET_L2, SET_SIMPLEX, atom_dot, lmo, max_nnz
 from solvers.steps import LINE_LOGISTIC, LINE_QUADRATIC, RULE_CODES, step_size
 from solvers.tags import (
@@ -159,6 +159,9 @@ _H_NONE = 0  # not handled (boosted, atoms with several entries): recompute next
 _H_TOWARD = 1  # x' = (1 - gamma) x + gamma a
 _H_AWAY = 2  # x' = (1 + gamma) x - gamma v
 _H_PAIR = 3  # x' = x + gamma (a - v)
+#: gram_step's "no atom" index, typed int64 rather than Literal[int](-1): one compiled
+#: gram_step for every call (solvers.linalg's docstring).
+_NO_ATOM = np.int64(-1)
 
 
 @njit(cache=True, nogil=True)
@@ -363,9 +366,9 @@ def fwv_advance(
             )  # fmt: skip
         # The atoms the step moves toward (va e_ja) and away from (vb e_jb), for the cache.
         hmode = _H_NONE
-        ja = -1
+        ja = np.int64(-1)
         va = 0.0
-        jb = -1
+        jb = np.int64(-1)
         vb = 0.0
         if cached:
             if method == METHOD_DICG:
@@ -437,9 +440,9 @@ def fwv_advance(
         if cached:
             # h(x') from h(x) and the cached columns; their misses count in the next row.
             if hmode == _H_TOWARD:
-                gram_step(MT, gram, k + 1, 1.0 - gamma, ja, gamma * va, -1, 0.0, istate)
+                gram_step(MT, gram, k + 1, 1.0 - gamma, ja, gamma * va, _NO_ATOM, 0.0, istate)
             elif hmode == _H_AWAY:
-                gram_step(MT, gram, k + 1, 1.0 + gamma, -1, 0.0, jb, -gamma * vb, istate)
+                gram_step(MT, gram, k + 1, 1.0 + gamma, _NO_ATOM, 0.0, jb, -gamma * vb, istate)
             elif hmode == _H_PAIR:
                 gram_step(MT, gram, k + 1, 1.0, ja, gamma * va, jb, -gamma * vb, istate)
             else:
@@ -516,7 +519,7 @@ def new_state(
     if not gram_cache_mb >= 0.0:
         raise ValueError("gram_cache_mb must be >= 0")
     set_par = np.ascontiguousarray(set_par, dtype=np.float64)
-    b = np.ascontiguousarray(b, dtype=np.float64)
+    b = as_kernel_vector(b)  # read-only, as every caller hands it (one compiled kernel)
     p = MT[2].shape[0] - 1 if isinstance(MT, tuple) else MT.shape[0]
     n = b.shape[0]
     m = max_nnz(set_code, p, int(set_par[3]))

@@ -273,7 +273,7 @@ def fw_weights(at_idx, at_val, at_nnz, mu, istate, i, gamma):
     alone: every other weight is exactly 0)."""
     if gamma >= 1.0:
         if i != 0:
-            _copy_row(at_idx, at_val, at_nnz, mu, i, 0)
+            _copy_row(at_idx, at_val, at_nnz, mu, i, np.int64(0))  # (np.int64: one compile)
         mu[0] = 1.0
         for a in range(1, istate[I_NACT]):
             mu[a] = 0.0

@@ -12,6 +12,19 @@ CSR loops index with unsigned integers: numba adds a negative-index wraparound (
 select) to every access through a signed index, and in a sparse row loop those extra
 operations cost more than the multiply-add (the loop ran 1.6-1.9x slower than scipy's
 ``XT @ r``; unsigned, it runs at scipy's speed or faster, with the same summation order).
+
+One type per argument (compile once): numba compiles a kernel once per combination of its
+arguments' types, and an array's type includes its dtype, layout *and* whether it is
+writeable. Every array a kernel only reads that comes from the data (matrices, labels,
+targets, weights) is therefore handed over through :func:`as_kernel_matrix` or
+:func:`as_kernel_vector`: float64, C-contiguous, **read-only** (a read-only view, never a
+copy of an array already in that form), CSR index arrays int32 (int64 only past 2^31 - 1
+entries). What a kernel writes (its state, scratch and record buffers) is allocated
+writeable by the solver. Before this rule the same kernel compiled twice whenever one
+caller passed the dataset's read-only labels and another a fresh writeable array (e.g.
+``fwv_advance`` four times: dense/CSR x read-only/writeable targets). Likewise a jitted
+helper is never called with a literal integer constant: numba types such an argument as
+``Literal[int]`` and compiles the helper once per constant; callers pass ``np.int64(c)``.
 """
 
 from __future__ import annotations
@@ -22,8 +35,10 @@ from numba.extending import overload
 
 __all__ = [
     "as_kernel_matrix",
+    "as_kernel_vector",
     "matvec",
     "n_rows",
+    "read_only",
     "rmatvec",
     "row_axpy",
     "row_dot",
@@ -32,31 +47,65 @@ __all__ = [
 ]
 
 
+#: CSR index arrays are int32 up to this many entries (or columns), int64 beyond.
+INT32_MAX = 2**31 - 1
+
+
+def read_only(a: np.ndarray) -> np.ndarray:
+    """``a`` itself when read-only, else a read-only view of it (no copy)."""
+    if not a.flags.writeable:
+        return a
+    v = a.view()
+    v.flags.writeable = False
+    return v
+
+
+def as_kernel_vector(v, dtype=np.float64) -> np.ndarray:
+    """A 1-D data array a kernel only reads (labels, targets, weights), in the one form
+    kernels compile for: C-contiguous ``dtype`` (float64 by default), read-only (a view;
+    copied only when the dtype or layout differs)."""
+    return read_only(np.ascontiguousarray(v, dtype=dtype))
+
+
 def as_kernel_matrix(M) -> np.ndarray | tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Return ``M`` in the form kernels take.
+    """Return ``M`` in the form kernels take (read-only; see the module docstring).
 
     Parameters
     ----------
-    M : ndarray of shape (rows, cols) or scipy.sparse matrix
-        Dense input becomes a C-contiguous float64 copy (no copy if already so);
-        sparse input becomes the CSR triple ``(data, indices, indptr)`` with sorted
-        indices and summed duplicates.
+    M : ndarray of shape (rows, cols), scipy.sparse matrix, or a CSR triple
+        Dense input becomes a C-contiguous float64 array (no copy if already so);
+        sparse input (or a ``(data, indices, indptr)`` triple with sorted indices) becomes
+        the CSR triple ``(data, indices, indptr)`` with sorted indices and summed
+        duplicates, its index arrays int32 unless the matrix has more than
+        :data:`INT32_MAX` entries or columns. Every array returned is read-only.
     """
     import scipy.sparse as sp
 
+    if isinstance(M, tuple):
+        data, indices, indptr = M
+        return _csr_triple(data, indices, indptr, int(indices.max(initial=0)) + 1)
     if sp.issparse(M):
-        M = sp.csr_matrix(M, dtype=np.float64)
+        if not (isinstance(M, sp.csr_matrix) and M.dtype == np.float64):
+            # (A float64 csr_matrix as is: scipy caches its canonical-format check.)
+            M = sp.csr_matrix(M, dtype=np.float64)
         if not M.has_canonical_format:
             M = M.copy()
             M.sum_duplicates()
-        # Index arrays keep scipy's dtype (int32 below 2^31 nonzeros): a third less memory
-        # traffic per nonzero than int64 in every pass over the data.
-        return (
-            np.ascontiguousarray(M.data, dtype=np.float64),
-            np.ascontiguousarray(M.indices),
-            np.ascontiguousarray(M.indptr),
-        )
-    return np.ascontiguousarray(M, dtype=np.float64)
+        return _csr_triple(M.data, M.indices, M.indptr, M.shape[1])
+    return read_only(np.ascontiguousarray(M, dtype=np.float64))
+
+
+def _csr_triple(data, indices, indptr, n_cols: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    # int32 indices: a third less memory traffic per nonzero than int64 in every pass over
+    # the data, and one index type, so one compiled kernel, for every matrix that fits.
+    itype = (
+        np.int32 if max(int(indptr[-1]) if len(indptr) else 0, n_cols) <= INT32_MAX else np.int64
+    )
+    return (
+        read_only(np.ascontiguousarray(data, dtype=np.float64)),
+        read_only(np.ascontiguousarray(indices, dtype=itype)),
+        read_only(np.ascontiguousarray(indptr, dtype=itype)),
+    )
 
 
 def n_rows(M):  # pragma: no cover - dispatched by numba

@@ -236,7 +236,7 @@ def _ksparse_select(g, K, out_idx):
     for j in range(K, p):
         if _better(g, j, out_idx[0]):
             out_idx[0] = j
-            _sift_down(g, out_idx, 0, K)
+            _sift_down(g, out_idx, np.int64(0), K)  # (np.int64: one compile)
     # Insertion sort of the K indices (K is small next to p in the typical use).
     for a in range(1, K):
         v = out_idx[a]

@@ -95,7 +95,7 @@ def kernel_column_from(X, sq, inv2s, j, start, xj, out):
 @njit(cache=True)
 def kernel_column(X, sq, inv2s, j, xj, out):
     """The whole kernel column j into ``out`` (see :func:`kernel_column_from`)."""
-    kernel_column_from(X, sq, inv2s, j, 0, xj, out)
+    kernel_column_from(X, sq, inv2s, j, np.int64(0), xj, out)  # (np.int64: one compile)
 
 
 @njit(cache=True, nogil=True)
@@ -337,7 +337,7 @@ def cg_two_advance(
         step = 0.0
         for i in range(n):
             step += (eta[i] - b * nu[i] - alpha[i]) ** 2
-        _close_row(rec, row, math.sqrt(step), STEP_CG, istate)
+        _close_row(rec, row, math.sqrt(step), np.int64(STEP_CG), istate)
     istate[I_STATUS] = STATUS_RUNNING
     return rec.shape[0]
 
@@ -405,7 +405,7 @@ def cg_reduced_advance(X, sq, Kc, xj, y, at, r, p, q, vbar, u, alpha, F, istate,
             p[i] = r[i] + beta * p[i]
         fstate[F_RR1] = rr
         step = abs(a) * math.sqrt(pp)
-        _close_row(rec, row, step, STEP_CG, istate)
+        _close_row(rec, row, step, np.int64(STEP_CG), istate)
     istate[I_STATUS] = STATUS_RUNNING
     return rec.shape[0]
 
@@ -430,7 +430,7 @@ def smo_advance(
         if _open_row(rec, row, y, alpha, F, istate, fstate):
             return row + 1
         k = istate[I_K]
-        i = 0
+        i = np.int64(0)  # (np.int64: no Literal-typed helper calls)
         for t in range(1, n):
             if F[t] > F[i]:
                 i = t
@@ -442,9 +442,9 @@ def smo_advance(
             ]
         else:
             ki = _column(X, sq, Kc, istate, fstate, i, xj, ci)
-        j = -1
+        j = np.int64(-1)
         if istate[I_PAIR] == 0:
-            j = 0
+            j = np.int64(0)
             for t in range(1, n):
                 if F[t] < F[j]:
                     j = t
@@ -477,6 +477,6 @@ def smo_advance(
         F[i] -= step * invc
         F[j] += step * invc
         istate[I_KEVALS] += 2 * n
-        _close_row(rec, row, abs(step) * math.sqrt(2.0), STEP_SMO, istate)
+        _close_row(rec, row, abs(step) * math.sqrt(2.0), np.int64(STEP_SMO), istate)
     istate[I_STATUS] = STATUS_RUNNING
     return rec.shape[0]

@@ -67,6 +67,7 @@ inner products); armijo and diminishing as in :mod:`solvers.steps`.
 
 from __future__ import annotations
 
+import numpy as np
 from numba import njit
 
 from solvers.active_set import away_gamma_max, away_update, fw_update, pairwise_update
@@ -263,7 +264,7 @@ def completion_advance(
     for row in range(max_rows):
         k = istate[I_K]
         active = 0
-        free = -1
+        free = np.int64(-1)  # (np.int64: no Literal-typed helper calls)
         for a in range(cap):
             if mu[a] > 0.0:
                 active += 1
@@ -308,7 +309,7 @@ def completion_advance(
             return row + 1
         gap = gx + tau * sig  # the FW gap along the computed atom (drives the step)
         # The FW atom: an active atom when the LMO returned (numerically) the same one.
-        s = -1
+        s = np.int64(-1)
         for a in range(cap):
             if mu[a] > 0.0 and dot(U[a], lu) * dot(V[a], lv) >= 1.0 - SAME_ATOM_TOL:
                 s = a
@@ -323,8 +324,8 @@ def completion_advance(
             vs = lv
             gs = -tau * sig
         # Away (largest <G, A>) and local FW (smallest <G, A>) atoms among the active ones.
-        v = -1
-        loc = -1
+        v = np.int64(-1)
+        loc = np.int64(-1)
         if method != METHOD_FW:
             for a in range(cap):
                 if mu[a] > 0.0:
@@ -394,7 +395,7 @@ def completion_advance(
             max(dnorm2, 0.0) if rule == RULE_SHORT else dnorm2,
             gmax,
             start,
-            LINE_QUADRATIC,
+            np.int64(LINE_QUADRATIC),
             f,
             curv,
             empty,

@@ -182,6 +182,15 @@ def _gram_add(X, omega, M, Y):
     return impl_dense
 
 
+@njit(cache=True, inline="always")
+def _copy_into(src, dst):
+    """``dst[:, :] = src`` as a loop: the slice assignment's shape check formats its error
+    message with numba's string machinery, about 3 s of compiling on a fresh install."""
+    for p in range(src.shape[0]):
+        for q in range(src.shape[1]):
+            dst[p, q] = src[p, q]
+
+
 @njit(cache=True, nogil=True)
 def _factor(M, scale, Lc):
     """Cholesky factor of ``S M S`` with ``S = diag(1 / sqrt(M_jj))`` into ``Lc``."""
@@ -192,7 +201,7 @@ def _factor(M, scale, Lc):
     for p in range(d):
         for q in range(d):
             E[p, q] = M[p, q] * scale[p] * scale[q]
-    Lc[:, :] = np.linalg.cholesky(E)
+    _copy_into(np.linalg.cholesky(E), Lc)
 
 
 @njit(cache=True, nogil=True)
@@ -259,7 +268,7 @@ def _factor_nside(BtB, D, vkind, scale, Lc):
             else:
                 g = BtB[p, q] + (D[p] if p == q else 0.0)
                 E[p, q] = g * scale[p] * scale[q]
-    Lc[:, :] = np.linalg.cholesky(E)
+    _copy_into(np.linalg.cholesky(E), Lc)
 
 
 @njit(cache=True, nogil=True)

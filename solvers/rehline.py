@@ -242,19 +242,14 @@ def epoch(data, duals, work):
     pgmin_lam = _INF
     relu1 = n_pieces_l == 1 and data.l1w.shape[0] == 0
     rule = (shrink, pgmax_old, pgmin_old)
-    s = 0
+    s = np.int64(0)  # (np.int64: no Literal-typed helper calls, linalg docstring)
     while s < m:
         acc = (pgmax_lam, pgmin_lam, move2)
         if relu1:
             s, m, acc, nv, nc = _lambda_relu1(data, duals, idx_lam, (s, m, every), rule, acc)
-        elif interleave:
-            # Two inlined calls that differ only in the constant `bounded` (folded away).
-            s, m, acc, nv, nc = _lambda_general(
-                data, duals, idx_lam, (s, m, every), rule, acc, True
-            )
         else:
             s, m, acc, nv, nc = _lambda_general(
-                data, duals, idx_lam, (s, m, every), rule, acc, False
+                data, duals, idx_lam, (s, m, every), rule, acc, interleave
             )
         pgmax_lam, pgmin_lam, move2 = acc
         visited += nv
@@ -285,7 +280,7 @@ def epoch(data, duals, work):
     pgmax_old = fstate[F_PGMAX_GAM] if shrink_gam else _INF
     pgmin_old = fstate[F_PGMIN_GAM] if shrink_gam else -_INF
     rule = (shrink_gam, pgmax_old, pgmin_old)
-    s = 0
+    s = np.int64(0)
     while s < m:
         acc = (pgmax_gam, pgmin_gam, move2)
         if plain:
@@ -398,7 +393,13 @@ def epochs(data, duals, work, min_visits, max_epochs):
         for j in range(d):
             bsq += beta[j] * beta[j]
         c, _ = xi_block(
-            rows, beta, duals.xi, XI_ROWS, XI_EXACT_SWEEPS, (STUCK_MOVE_REL**2) * bsq, work.buf
+            rows,
+            beta,
+            duals.xi,
+            np.int64(XI_ROWS),
+            np.int64(XI_EXACT_SWEEPS),
+            (STUCK_MOVE_REL**2) * bsq,
+            work.buf,
         )
         visits += c
     istate[I_VISITED] = visits

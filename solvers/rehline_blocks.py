@@ -234,7 +234,7 @@ def xi_block(rows, beta, xi, kind, sweeps, stop_move2, buf):
     if kind == XI_CHAIN:
         return _xi_chain(beta, xi, buf)
     if kind == XI_SEPARABLE:
-        return _xi_rows(rows, beta, xi, 1, 0.0)
+        return _xi_rows(rows, beta, xi, np.int64(1), 0.0)  # (np.int64: one compile)
     return _xi_rows(rows, beta, xi, sweeps, stop_move2)
 
 

@@ -70,6 +70,36 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo):
     _fail_skips_under_ci(outcome.get_result())
 
 
+# Two tiers (README, "Tests"): ``make test-fast`` runs ``pytest -m "not slow"`` (unit,
+# contract and correctness checks on small data: a contributor's loop, under 5 minutes on
+# 2 cores); ``make test`` (CI) runs everything. A test is in the full tier only when it is
+# marked ``slow``: by its own ``@pytest.mark.slow`` (a check on catalog data, a race of
+# every lesson, a subprocess CLI run: measured over 10 s on a loaded 2-core machine), or
+# here, by what it drives: a browser, a long reference check, or a module below.
+FULL_TIER_MODULES = {
+    "test_notebooks.py": "executes every shipped notebook in a Jupyter kernel",
+    "test_notebook_comms.py": "a Jupyter kernel's comms",
+    "test_bench_sessions.py": "smoke runs of the load benchmarks (servers, sessions)",
+    "test_soak.py": "a server soaked with sessions for minutes",
+    "test_wheel.py": "builds the wheel and installs it in a fresh environment",
+    "test_serving.py": "real `ermviz serve` servers, one per test",
+    "test_png_export.py": "figures rendered by headless Chromium",
+}
+
+
+def _tier(item: pytest.Item) -> None:
+    """Mark ``item`` slow when what it drives puts it in the full tier."""
+    if item.get_closest_marker("slow"):
+        return
+    module = item.path.name if item.path is not None else ""
+    if (
+        item.get_closest_marker("browser")
+        or item.get_closest_marker("long")
+        or module in FULL_TIER_MODULES
+    ):
+        item.add_marker(pytest.mark.slow)
+
+
 # Parallel runs (pytest-xdist, ``--dist loadgroup`` in pyproject.toml). The long reference
 # checks (marked ``long(seconds=...)``) are spread over the workers by their measured cost,
 # longest first, each worker's share as one group, so no worker gets two of the longest;
@@ -77,6 +107,8 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo):
 # their timing honest). Everything else is handed out test by test as workers free up.
 @pytest.hookimpl(tryfirst=True)
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    for item in items:
+        _tier(item)
     workers = int(os.environ.get("PYTEST_XDIST_WORKER_COUNT", "0") or 0)
     if workers < 2:
         return

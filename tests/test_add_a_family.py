@@ -51,6 +51,7 @@ def _reference_objective() -> float:
     return float(ref.cost)  # 0.5 ||A w - b||^2 = ||X w - y||^2 / (2 n)
 
 
+@pytest.mark.slow
 def test_the_demo_family_runs_from_the_cli_and_matches_scipy(tmp_path):
     listed = _ermviz("methods", cwd=tmp_path)
     assert listed.returncode == 0, listed.stderr

@@ -856,6 +856,7 @@ def test_start_pressed_while_a_lesson_loads_races_the_whole_lesson():
         dash.model.stop(wait=2.0)
 
 
+@pytest.mark.slow
 def test_load_then_start_at_once_races_each_lesson_loaded():
     # The synchronous path (notebooks): every available lesson loaded after another one,
     # then started at once, races its own declared data, problem and runs.

@@ -23,6 +23,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 ROOT = Path(__file__).resolve().parent.parent
 PACKAGES = ("ermviz", "solvers")
 MAX_LINES = 700
@@ -255,6 +257,7 @@ def test_no_module_is_long_without_a_reason():
     assert long == []
 
 
+@pytest.mark.slow
 def test_each_public_module_imports_in_a_fresh_interpreter():
     # The static graph above sees what is written; this sees what Python does: every
     # family module and the registry import on their own, first, in a new process.

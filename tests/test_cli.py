@@ -298,6 +298,7 @@ def test_datasets_lists_the_folders_searched_and_the_variable(
     assert f"ERMVIZ_DATA {setting}: set it to the folder(s) that hold the LIBSVM files" in tail
 
 
+@pytest.mark.slow
 def test_module_entry_point_end_to_end(tmp_path):
     """`python -m ermviz run` in a fresh process: exit 0 and a JSON last line."""
     env = {**os.environ, "ERMVIZ_OFFLINE": "1"}

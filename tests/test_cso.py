@@ -111,6 +111,7 @@ def test_spiderboost_restarts_each_epoch_from_the_mean_estimator(problem):
         )
 
 
+@pytest.mark.slow
 def test_bsgd_with_a_large_inner_batch_approaches_the_saa_solution():
     ds = load_dataset("cso-synthetic", n=50_000, d=5, seed=2)
     pb = build_problem("invariant-logreg", ds, noise_ratio=1.0)
@@ -160,6 +161,7 @@ def test_a_run_is_bit_for_bit_reproducible_alone_or_raced(problem):
     assert not np.array_equal(other, ref[: other.size, 1])  # another seed, another run
 
 
+@pytest.mark.slow
 def test_cli_contract_and_bad_input(capsys):
     from ermviz.cli import main
 
@@ -220,6 +222,7 @@ def test_cli_repeat_reports_each_seed_and_their_mean_and_deviation(capsys, tmp_p
     assert "deterministic" in capsys.readouterr().err
 
 
+@pytest.mark.slow
 def test_the_dashboard_races_the_three_methods_on_one_samples_budget():
     from ermviz.app import urlstate
     from ermviz.app.model import DashboardModel
@@ -245,6 +248,7 @@ def test_the_dashboard_races_the_three_methods_on_one_samples_budget():
     assert m.max_samples == 0 and m.budget().max_work is None
 
 
+@pytest.mark.slow
 def test_repeated_seeds_race_as_groups_with_a_band_and_a_mean_row():
     import time
 

@@ -57,6 +57,7 @@ CHECKS = [
 
 
 @pytest.mark.parametrize("estimator, check", CHECKS)
+@pytest.mark.slow
 def test_sklearn_compatible(estimator, check):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", category=ConvergenceWarning)
@@ -168,6 +169,7 @@ CLI_CASES = [
 @pytest.mark.parametrize(
     "estimator, dataset, args", CLI_CASES, ids=lambda v: getattr(v, "method", None)
 )
+@pytest.mark.slow
 def test_fit_reaches_the_cli_objective(estimator, dataset, args, capsys):
     tol = str(estimator.tol)
     assert cli.main(["run", "--dataset", dataset, *args, "--tol", tol, "--no-progress"]) == 0
@@ -273,6 +275,7 @@ def test_l2svm_matches_linear_svc(name, request):
 
 
 @pytest.mark.parametrize("name", ["a1a", "breast-cancer"])
+@pytest.mark.slow
 def test_plq_squared_hinge_matches_linear_svc(name, request):
     Xtr, ytr, Xte, yte = _split(name, request)
     ours = E.PLQClassifier(loss="svm2", C=0.5, tol=1e-9).fit(Xtr, ytr)
@@ -308,6 +311,7 @@ def test_constrained_logreg_matches_l1_logistic_regression(name, request):
 # -- pipelines, grid search, live fit ----------------------------------------------------
 
 
+@pytest.mark.slow
 def test_pipeline_and_parallel_grid_search():
     ds = load_dataset("wdbc")
     Xtr, Xte, ytr, yte = train_test_split(ds.X, ds.y, test_size=0.3, random_state=0)

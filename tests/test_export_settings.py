@@ -14,6 +14,7 @@ import json
 import time
 
 import pandas as pd
+import pytest
 
 from ermviz.app.model import DashboardModel
 from ermviz.app.race import SETTING_COLUMNS
@@ -49,6 +50,7 @@ def _check(rows: pd.DataFrame, C: float, spec: RunSpec, tol: float) -> None:
     assert row["test_size"] == 0.25 and row["split_seed"] == 7
 
 
+@pytest.mark.slow
 def test_the_csv_export_carries_each_race_s_settings():
     model = DashboardModel(notifier=lambda level, msg: None, dataset="wdbc")
     specs = [

@@ -159,6 +159,7 @@ def cases(real_data, requires_data) -> _Cases:
 
 
 @pytest.mark.parametrize("case", list(CASES))
+@pytest.mark.slow
 def test_certified_and_agrees_with_cvxpy(cases, case: str) -> None:
     pb, rows, xs, columns, fstar, xstar, seconds = cases[case]
     # The reduced cvxpy formulations stay cheap: measured 1.8 s (w8a; 49 s unreduced) and
@@ -201,6 +202,7 @@ def test_certified_and_agrees_with_cvxpy(cases, case: str) -> None:
 
 
 @pytest.mark.parametrize("case", ["a1a", "bc-svm", "ls-ksparse"])
+@pytest.mark.slow
 def test_pause_and_resume_give_the_same_rows(cases, case: str) -> None:
     pb, rows, *_ = cases[case]
     again, _, _ = _solve(pb, lambda i: i % 3 + 2)

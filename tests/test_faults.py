@@ -287,6 +287,7 @@ def test_a_page_whose_browser_left_stops_its_runs_before_bokeh_ends_the_session(
             slot.run.stop()
 
 
+@pytest.mark.slow
 def test_a_session_closed_while_its_race_is_built_starts_no_run(
     served_session: BokehSessionContext, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -461,6 +462,7 @@ def click(button: pn.widgets.FileDownload) -> None:
     button._clicks += 1
 
 
+@pytest.mark.slow
 def test_dashboard_downloads_on_a_full_disk_notify_and_send_nothing(
     damaged_results: tuple[Path, list[Path]], monkeypatch: pytest.MonkeyPatch
 ) -> None:

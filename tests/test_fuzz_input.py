@@ -279,6 +279,7 @@ def test_valid_csv_loads_as_an_independent_parse(table, harmless, comp, tsv):
 
 @given(table=libsvm_tables(), kind=st.sampled_from(MUTATIONS), where=st.integers(0, 50),
        cut=st.floats(0, 1), comp=st.sampled_from(SUFFIXES))  # fmt: skip
+@pytest.mark.slow
 def test_mutated_libsvm_loads_or_fails_in_one_line(table, kind, where, cut, comp):
     lines = render_libsvm(*table)
     content = mutate(lines, kind, where, cut, "libsvm")
@@ -555,6 +556,7 @@ _BOMB_SCRIPT = textwrap.dedent(
 )
 
 
+@pytest.mark.slow
 def test_compressed_bombs_are_refused_before_memory_explodes(tmp_path):
     env = {**os.environ, "ERMVIZ_DATA": str(tmp_path), "ERMVIZ_CACHE": str(tmp_path / "c")}
     done = subprocess.run(

@@ -205,6 +205,7 @@ def test_new_methods_reach_the_certificate_and_the_cvxpy_optimum(refs, solve, ca
 
 
 @pytest.mark.parametrize("case", list(CASES))
+@pytest.mark.slow
 def test_boosted_reaches_its_measured_tolerance_and_the_cvxpy_optimum(refs, solve, case):
     pb, fstar = refs(case)
     run, frame = solve(case, "boosted", tol=BOOSTED_TOL)
@@ -323,6 +324,7 @@ def test_bpcg_takes_only_fw_local_and_drop_steps(solve, case):
 
 
 @pytest.mark.parametrize("case", list(CASES))
+@pytest.mark.slow
 def test_lazy_and_boosted_runs_tag_their_steps(solve, case):
     # Lazy AFW / PFW step toward (or pairwise with) an active atom picked without the LMO;
     # lazy BPCG's LMO-free steps are its local pairwise steps (tagged local, see above).
@@ -448,6 +450,7 @@ def test_cli_runs_the_sets_end_to_end(real_data, capsys, tmp_path, args):
     assert frame["iteration"].iloc[-1] == summary["iterations"]
 
 
+@pytest.mark.slow
 def test_cli_completes_a_ratings_matrix(capsys, tmp_path):  # bundled data
     # Radius 10 (the default, ~92, puts the optimum where every method is slow: BPCG needs
     # ~6 s for 1e-4); here BPCG reaches 1e-6 in ~2 s.

@@ -237,6 +237,7 @@ def cancer():
     return X, np.where(y == 1, 1.0, -1.0)
 
 
+@pytest.mark.slow
 def test_breast_cancer_svm_dual(cancer):
     X, y = cancer
     C = 1.0
@@ -374,6 +375,7 @@ GRAM_METHODS = [("pfw", False), ("bpcg", False), ("pfw", True), ("dicg", False)]
 
 
 @pytest.mark.parametrize("sparse", [True, False])
+@pytest.mark.slow
 def test_gram_cache_keeps_the_svm_dual_gradient(cancer, sparse):
     X, y = cancer
     C = 1.0

@@ -121,6 +121,7 @@ def test_the_o_n_gap_is_p_minus_d_from_w_b_xi(method):
             assert rows[0, 2] == pytest.approx((primal - dual) / dual, rel=1e-8, abs=1e-14)
 
 
+@pytest.mark.slow
 def test_kernel_evaluations_follow_the_stated_count():
     # Tiny problem, counted independently: a product with the symmetric Q costs its
     # n (n + 1) / 2 distinct entries, an SMO step its two columns (2 n).
@@ -165,6 +166,7 @@ def test_cached_and_on_the_fly_kernels_give_identical_iterates(method):
         assert 10 * 120 <= rc[-1, 9] < rc[-1, 6] and rc[-1, 9] % 120 == 0
 
 
+@pytest.mark.slow
 def test_csr_input_gives_the_dense_solution():
     ds = _random(n=80, seed=7)
     X = ds.X.copy()

@@ -237,6 +237,7 @@ def test_each_step_is_a_replay_of_its_draws(tasks, method, step, settings, gamma
         assert solver.istate[k.I_K] == t + 1
 
 
+@pytest.mark.slow
 def test_bspiderboost_steps_are_a_replay_of_their_draws(small):
     pb = small
     m, q, n1, n2, gamma = 4, 3, 6, 2, 0.05

@@ -5,6 +5,7 @@ below the untrained network's meta-test loss computed independently in numpy."""
 from __future__ import annotations
 
 import numpy as np
+import pytest
 
 
 def _numpy_net(w: np.ndarray, hidden: int, x: np.ndarray) -> np.ndarray:
@@ -19,6 +20,7 @@ def _numpy_net(w: np.ndarray, hidden: int, x: np.ndarray) -> np.ndarray:
     return a2 @ W3 + b3
 
 
+@pytest.mark.slow
 def test_the_dashboard_races_the_meta_learning_methods_on_one_budget():
     from ermviz.app import urlstate
     from ermviz.app.model import DashboardModel

@@ -8,6 +8,8 @@ from __future__ import annotations
 import asyncio
 import gc
 
+import pytest
+
 from ermviz.app import memory
 
 
@@ -30,6 +32,7 @@ def test_a_burst_of_closed_pages_costs_one_release(monkeypatch):
     assert calls == [0]  # once, after the last close, with no session left
 
 
+@pytest.mark.slow
 def test_objects_are_frozen_only_when_no_session_is_open(monkeypatch):
     monkeypatch.setattr(memory, "_open_sessions", 1)
     try:

@@ -22,6 +22,7 @@ def _cvx_fit(X, y, radius):
 
 
 @pytest.mark.requires_data("breast-cancer_scale")
+@pytest.mark.slow
 def test_cv_accuracies_match_independent_fits(real_data):
     from sklearn.model_selection import StratifiedKFold
 

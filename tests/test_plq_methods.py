@@ -159,6 +159,7 @@ def test_ipm_solves_badly_scaled_problems_as_posed(loss, constraint, extras):
     _check(pb, _reference(pb, rescale=True), *_solve(pb, "ipm"))
 
 
+@pytest.mark.slow
 def test_ipm_on_sparse_input_matches_dense():
     ds = _synthetic("binary", raw=True, seed=4)
     X = ds.X.copy()
@@ -216,6 +217,7 @@ def test_scaled_small_cases(real_data, requires_data, method, name, settings):
         ("w7a", {"loss": "svm", "constraint": "nonnegative"}),
     ],
 )
+@pytest.mark.slow
 def test_binary_feature_constrained_cases(real_data, requires_data, method, name, settings):
     requires_data(name)
     pb = PlqProblem.build(_real(name, 8000), **settings)
@@ -308,6 +310,7 @@ def test_ipm_nside_form_on_wide_data(monkeypatch, loss, constraint, extras):
     _check(pb, _reference(pb), solver, run, frame)
 
 
+@pytest.mark.slow
 def test_ipm_on_the_bundled_wide_set_matches_cvxpy():
     # sparse-synthetic: n = 1000, p = 5000 (CSR): the n-side form (a 5000 x 5000 factor per
     # Newton step took 3.8 s; the 1000 x 1000 one takes milliseconds).

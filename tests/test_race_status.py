@@ -208,23 +208,33 @@ def test_the_plots_name_the_certificate_before_and_after_start() -> None:
     dash.model.stop(wait=5.0)
 
 
-def test_the_wait_is_estimated_from_the_same_kernel_compiled_for_other_data(warming) -> None:
-    """warmup.wait_estimate: a waited kernel takes about as long as the child measured for
-    the same (problem, method, step) on other data, less what it has spent on it; no
-    estimate for the first of its kind, nor once it has taken longer."""
+def test_the_wait_quoted_is_the_schedules_estimate_for_what_it_waits_for(
+    warming, monkeypatch
+) -> None:
+    """warmup.wait_estimate, the time left the status line quotes: the measured compile
+    seconds of the kernels the Start waits for (ermviz.compile_estimates), less what the
+    compiling process has spent on the one it is on, then the queue before the others;
+    None when the Start waits for nothing."""
+    from ermviz import compile_estimates
+    from ermviz.app import warmup_schedule as sched
     from ermviz.app.model import DashboardModel
 
+    monkeypatch.setattr(sched, "racing", lambda: 0)
+    monkeypatch.setattr(compile_estimates, "WARMUP_ITEM", {it.label: 30.0 for it in warming.items})
+
+    class Running:  # a compiling process that is alive
+        stdin = None
+
+        def poll(self) -> None:
+            return None
+
+    child = sched.Child(Running(), planner=True)
+    child.item, child.started = 0, time.perf_counter() - 10.0  # on FW for 10 s
+    warming.children = [child]
+    warming.queue = [1, 2]
     model = DashboardModel(notifier=lambda level, message: None)
-    fw = warming.items[0]
-    other = warmup.Item("fw:dense", 0, "FW exact on svm-dual (dense)", fw.key, "toy-2d")
-    warming.items.append(other)
-    warming.waiting[model] = [fw.label]
-    assert warmup.wait_estimate(model) is None  # nothing measured yet
-    warming.seconds[len(warming.items) - 1] = 30.0  # the same kernel, on dense data
-    assert warmup.wait_estimate(model) == pytest.approx(30.0)  # not started yet
-    warming.on = (0, time.perf_counter() - 10.0)  # the child is on it since 10 s
+    assert warmup.wait_estimate(model) is None  # its Start waits for nothing
+    warming.waiting[model] = [warming.items[0].label]
     assert warmup.wait_estimate(model) == pytest.approx(20.0, abs=0.5)
-    warming.on = (0, time.perf_counter() - 40.0)  # longer than measured: no guess
-    assert warmup.wait_estimate(model) is None
-    warming.waiting[model] = [warming.items[1].label]  # AFW: no other data measured
-    assert warmup.wait_estimate(model) is None
+    warming.waiting[model] = [warming.items[2].label]  # PFW: after FW's 20 s and AFW's 30
+    assert warmup.wait_estimate(model) == pytest.approx(80.0, abs=0.5)

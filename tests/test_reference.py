@@ -119,6 +119,7 @@ def test_at_most_max_references_are_kept_the_oldest_dropped_with_a_notice():
     assert len(m.references) == MAX_REFERENCES
 
 
+@pytest.mark.slow
 def test_the_traces_export_labels_each_race():
     m = make_model()
     finish(m)
@@ -155,6 +156,7 @@ def _reference_renderers(figures) -> list:
     ]
 
 
+@pytest.mark.slow
 def test_the_plots_draw_the_kept_race_faded_with_legend_entries_until_cleared():
     pytest.importorskip("panel")
     from ermviz.app.page import Dashboard

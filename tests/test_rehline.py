@@ -244,6 +244,7 @@ def test_real_subsets_match_cvxpy(real_sets, key, settings):
 
 
 @pytest.mark.requires_data("phishing", "a9a", "kin8nm")
+@pytest.mark.slow
 def test_agrees_with_rehline_package(real_data):
     rehline = pytest.importorskip("rehline")
     cases = [
@@ -303,6 +304,7 @@ def test_kernel_layout_follows_density(monkeypatch):
 
 
 @pytest.mark.requires_data("phishing", "kin8nm")
+@pytest.mark.slow
 def test_cyclic_iterates_follow_rehline_package(real_data, monkeypatch):
     """Same start (zeros), cyclic order, no shrinking, the reference code's xi schedule
     (``xi_block=epoch``): after 3 epochs our iterate is the package's to rounding, for a

@@ -66,6 +66,7 @@ def _first_time(trace: pd.DataFrame, eps: float) -> float:
     return float(hit.iloc[0]) if len(hit) else float("nan")
 
 
+@pytest.mark.slow
 def test_small_sweep_stores_every_cell_and_shows_its_table(tmp_path, monkeypatch) -> None:
     config = load_config(SMALL_SWEEP)
     cells = {c.cell_id: c for c in config.cells}
@@ -141,6 +142,7 @@ def test_small_sweep_stores_every_cell_and_shows_its_table(tmp_path, monkeypatch
     assert not root.exists()
 
 
+@pytest.mark.slow
 def test_a_session_closed_mid_sweep_cancels_it_and_leaves_nothing(tmp_path) -> None:
     messages: list[tuple[str, str]] = []
     m = _model(messages)

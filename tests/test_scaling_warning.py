@@ -140,6 +140,7 @@ def test_cli_warns_on_unscaled_plq_for_rehline_only(capsys):
         ("abalone", "least-squares", "pfw"),
     ],
 )
+@pytest.mark.slow
 def test_cli_is_silent_on_scaled_catalog_sets(capsys, name, problem, method):
     requires_catalog(name)
     assert not cli_warnings(capsys, "--dataset", name, "--problem", problem, "--method", method)
@@ -175,6 +176,7 @@ def test_bundled_sets_standardized_never_warn(name):
 
 
 @pytest.mark.parametrize("name", SCALED_CATALOG)
+@pytest.mark.slow
 def test_scaled_catalog_sets_never_warn(name):
     requires_catalog(name)
     ds = load_dataset(name, with_test=False)

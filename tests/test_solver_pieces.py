@@ -34,6 +34,7 @@ def _primitives(M, v, r, i, j, a):
 
 
 @pytest.mark.parametrize("fmt", ["dense", "csr"])
+@pytest.mark.slow
 def test_matrix_primitives_match_numpy(fmt):
     rng = np.random.default_rng(0)
     A = sp.random(40, 17, density=0.3, random_state=1, format="csr")

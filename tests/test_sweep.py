@@ -74,6 +74,7 @@ def finished_sweep(client, tmp_path_factory):
     return cfg, out, summ
 
 
+@pytest.mark.slow
 def test_sweep_rows_match_single_cli_runs(finished_sweep, tmp_path, capsys):
     cfg, out, summ = finished_sweep
     assert len(summ) == 12 and set(summ["status"]) == {"converged"}
@@ -158,6 +159,7 @@ def test_report_numbers_match_the_traces(finished_sweep):
     assert "| instance | eps |" in result["text"]
 
 
+@pytest.mark.slow
 def test_a_killed_worker_loses_no_cell(client, tmp_path):
     # Cells that run ~0.4 s each, so a worker dies while it holds one.
     cfg = _config(tmp_path, "kill", max_time=0.4, **SLOW)
@@ -189,6 +191,7 @@ def test_a_killed_worker_loses_no_cell(client, tmp_path):
     assert set(traces["cell_id"]) == set(summ["cell_id"])
 
 
+@pytest.mark.slow
 def test_interrupted_sweep_resumes(tmp_path):
     cfg = _config(tmp_path, "resume", max_time=0.5, **SLOW)
     out = tmp_path / "res"

@@ -117,6 +117,7 @@ def _switch_through(dash, model: DashboardModel, notes: list, datasets: list[str
 
 
 @pytest.mark.filterwarnings("ignore::UserWarning")
+@pytest.mark.slow
 def test_every_dataset_and_problem_switch_keeps_no_setting_of_the_previous_one():
     from ermviz.data import bundled_names, catalog, locate
 
@@ -132,6 +133,7 @@ def test_every_dataset_and_problem_switch_keeps_no_setting_of_the_previous_one()
 
 @pytest.mark.requires_data("a1a")
 @pytest.mark.filterwarnings("ignore::UserWarning")
+@pytest.mark.slow
 def test_a_catalog_file_found_is_offered_and_switched_to_cleanly():
     dash, model, notes = _dashboard()
     assert "a1a" in model.param.dataset.objects

@@ -159,6 +159,7 @@ def test_a_failing_run_does_not_stop_the_others(wdbc_svm):
     assert good.status == "converged"
 
 
+@pytest.mark.slow
 def test_nan_data_ends_in_error_status():
     from ermviz.data import Dataset
 
@@ -207,6 +208,7 @@ def test_work_budget_stops_on_a_counter(wdbc_svm):
         )
 
 
+@pytest.mark.slow
 def test_runs_execute_in_other_processes():
     """The same runner behind a process pool: a RunConfig goes out, plain data comes back."""
     import multiprocessing as mp

@@ -268,6 +268,7 @@ def test_sbd_resets_exactly_the_sampled_points(a1a, rule):
 
 
 # -- replay, exact evaluation, optimum -----------------------------------------------------
+@pytest.mark.slow
 def test_replay_reproduces_iterate_and_exact_rows(a1a):
     pb = build_problem("logreg-l1", a1a, radius=10.0)
     for method, step, st in [
@@ -314,6 +315,7 @@ def a1a_reference(a1a):
         ("pfw", "exact", {}),
     ],
 )
+@pytest.mark.slow
 def test_same_optimum_as_fw_and_cvxpy_on_a1a(a1a_reference, method, step, settings):
     pb, fstar = a1a_reference
     tol = 1e-6

@@ -338,6 +338,9 @@ class Dashboard:
         self.lesson_banner.show(lesson)
         self.show_tab(lesson.tab)
         prebuild(self.model)  # while the lesson is read, before Start
+        from ermviz.app import warmup
+
+        warmup.prioritize(self.model)  # a fresh install: its kernels are compiled next
         return True
 
     def _on_lesson_click(self, name: str) -> None:

@@ -1,80 +1,118 @@
 """Compile the lessons' numba kernels in the background while the server already answers.
 
-numba compiles a kernel per argument type (dense or CSR matrix, per problem) and keeps it
-in an on-disk cache (``NUMBA_CACHE_DIR``, else ``__pycache__`` beside the sources). On a
-fresh install nothing is cached and compiling every kernel the lessons use takes minutes
-on a 2-core machine; a cached kernel still takes a fraction of a second to load into a
-new process. ``make serve`` runs::
+numba compiles a kernel per argument type and keeps it in an on-disk cache
+(``NUMBA_CACHE_DIR``, else ``__pycache__`` beside the sources). On a fresh install nothing
+is cached; a cached kernel still takes a fraction of a second to load into a new process.
+``make serve`` runs::
 
     panel serve app.py --setup ermviz/app/warmup.py
 
 and the set-up returns at once (the page answers within seconds) after starting
 :func:`start_background`:
 
-* a **child process** (``python -m ermviz.app.warmup --child``) compiles the kernels of
-  :func:`plan` in order, the first lesson's (:data:`~ermviz.app.lessons.FIRST_LESSON`)
-  first, then every other available lesson's, then the Frank-Wolfe family on small dense
-  and sparse problems, and fills the on-disk cache. A process rather than a thread:
-  compiling holds the GIL most of the time, and in the server's process it would slow
-  every page being built (measured: the event loop's p95 wake-up lag 9.3 ms with a
-  compiling thread, 2.7 ms with a compiling child; README, "Set-up");
-* a **daemon thread** in the server reads the child's progress, prints it on the
-  terminal (``ermviz: compiling kernels 3/158: PFW exact on svm-dual (wdbc)``), and loads
-  each lesson's kernels into the server as soon as the child has compiled them (from the
-  cache, a fraction of a second each), so that the first Start of a lesson is quick.
+* **compiling processes** (``python -m ermviz.app.warmup --child``,
+  :func:`ermviz.app.warmup_plan.child_main`, at nice 5) build the items of :func:`plan`
+  the server hands them one at a time, which fills numba's on-disk cache. Processes rather
+  than threads: compiling holds the GIL most of the time, and in the server's process it
+  would slow every page being built (measured: the event loop's p95 wake-up lag 9.3 ms with
+  a compiling thread, 2.7 ms with a compiling child). One process, plus one more per core
+  that nothing else needs (up to :data:`MAX_PROCESSES`): while no race runs in the server
+  the second core compiles too; once a race runs, the extra processes take no new item
+  (they finish the one they are on) until the races end;
+* the **schedule** follows what the open pages need: the plan's order (the first
+  lesson's items first), except that a lesson loaded in a page (:func:`prioritize`, called
+  by the page's lesson loader) or a race started (:func:`wait_for_kernels`) moves its
+  items to the front of the queue; two processes never compile items of the same kind
+  (solver and storage: the same kernels) at once;
+* a **daemon thread** in the server starts the processes, loads each lesson's kernels into
+  the server as soon as they are compiled (from the cache, a fraction of a second each) so
+  that the first Start of a lesson is quick, and keeps the terminal informed: on a
+  terminal one line that rewrites itself (``ermviz: compiling kernels 37/158, lessons 6/13
+  ready, ~40 s left: PFW exact on svm-dual (wdbc)``; ``loading cached kernels`` when they
+  come from the cache), in a log a few lines (started, first lesson ready, every lesson
+  ready, done).
 
 :func:`progress` tells how far it is (the page's status line reads it,
 :func:`status_line`). A race started before its kernels are compiled waits for the
-child (:func:`wait_for_kernels`, installed as :data:`ermviz.app.lifecycle.KERNELS_GATE`)
-and the page says "compiling" meanwhile, instead of compiling them again in the server.
-:func:`stop` (also at exit) ends the child and the thread at once.
+processes (:func:`wait_for_kernels`, installed as :data:`ermviz.app.lifecycle.KERNELS_GATE`),
+its items moved to the front, and the page says "compiling" meanwhile, instead of
+compiling them again in the server. :func:`stop` (also at exit) ends the processes and the
+thread at once.
 
-It also runs as ``python -m ermviz.app.warmup`` (compiles in this process and fills the
-on-disk cache after an install, printing each step) and :func:`warm_up` can be called
-from any process.
+Estimates (for a status line such as "compiling the interior-point kernel, 40 s so far;
+first launch only"): every item has an expected cost, its measured CPU seconds in plan
+order on the project's reference machine (:data:`ermviz.compile_estimates.WARMUP_ITEM`)
+scaled by the speed observed on this machine (the items done so far, their seconds over
+their estimates). :func:`expected_seconds` gives the seconds until the items a session
+waits for are compiled (simulating the processes working through the queue),
+:attr:`Progress.eta` those until the whole plan is, :func:`waiting_since` when the
+session's Start began to wait, and :attr:`Progress.action` whether the processes are
+compiling or loading cached kernels.
+
+It also runs as ``python -m ermviz.app.warmup`` (builds the plan in this process, which
+fills the on-disk cache after an install, printing each step) and :func:`warm_up` can be
+called from any process.
 """
 
 from __future__ import annotations
 
 import atexit
 import contextlib
-import json
-import os
-import subprocess
 import sys
 import threading
 import time
-import weakref
 from collections.abc import Callable, Sequence
 from typing import Any, NamedTuple
 
 from ermviz import workers
+from ermviz.app import warmup_schedule as sched
+from ermviz.app.warmup_plan import (
+    STEPS,
+    Builder,
+    Item,
+    child_main,
+    one_line,
+    plan,
+    warm_up,
+)
+from ermviz.app.warmup_schedule import MAX_PROCESSES, State
+from ermviz.app.warmup_terminal import Terminal, seconds_text
 
-#: The per-item steps each kernel is advanced by (enough to run every code path once).
-STEPS = 5
+_Builder = Builder  # (the name benchmarks/compile_times.py uses)
+_one_line = one_line
 
-
-class Item(NamedTuple):
-    """One run to build and advance a few steps: its kernels are then compiled.
-
-    ``group`` names the problem the items of a group share (a lesson, or one of the
-    family's small problems), ``index`` the run within it; ``key`` is (problem, method,
-    step), what a race waiting for its kernels compares (:func:`wait_for_kernels`)."""
-
-    group: str
-    index: int
-    label: str
-    key: tuple[str, str, str]
-    dataset: str = ""
+__all__ = [
+    "MAX_PROCESSES",
+    "STEPS",
+    "Item",
+    "Progress",
+    "expected_seconds",
+    "plan",
+    "prioritize",
+    "progress",
+    "start_background",
+    "status_line",
+    "status_view",
+    "stop",
+    "wait_for_kernels",
+    "waiting_for",
+    "waiting_since",
+    "warm_up",
+]
 
 
 class Progress(NamedTuple):
     """How far the background warm-up is.
 
-    ``done`` of ``total`` kernels compiled (by the child), ``current`` the one being
-    compiled, ``finished`` once every one is compiled and loaded into the server (or the
-    warm-up ended early: ``error`` then says why), ``phase`` one of ``idle`` (never
-    started), ``compiling``, ``ready``, ``failed`` or ``stopped``.
+    ``done`` of ``total`` items compiled (by the processes), ``current`` the one being
+    compiled (the first process's), ``finished`` once every one is compiled and loaded into
+    the server (or the warm-up ended early: ``error`` then says why), ``phase`` one of
+    ``idle`` (never started), ``compiling``, ``ready``, ``failed`` or ``stopped``;
+    ``seconds`` since it started. ``action``: ``compiling`` while numba compiles,
+    ``loading`` while every item so far came from the cache. ``lessons_ready`` of
+    ``lessons_total`` lessons have all their items compiled; ``eta``: expected seconds until
+    every item is (None when unknown or finished); ``processes``: compiling processes
+    working now.
     """
 
     done: int
@@ -84,198 +122,15 @@ class Progress(NamedTuple):
     phase: str = "idle"
     error: str = ""
     seconds: float = 0.0
+    action: str = "compiling"
+    lessons_ready: int = 0
+    lessons_total: int = 0
+    eta: float | None = None
+    processes: int = 0
 
 
-# -- the plan ------------------------------------------------------------------------
-def _lesson_models() -> list[tuple[str, Any]]:
-    """(lesson name, a DashboardModel set to it) for every lesson available on this
-    server, the first lesson first."""
-    from ermviz.app.lessons import FIRST_LESSON, LESSONS, apply_lesson
-    from ermviz.app.model import DashboardModel
-
-    ordered = sorted(LESSONS, key=lambda lesson: lesson.name != FIRST_LESSON)
-    out = []
-    for lesson in ordered:
-        model = DashboardModel(notifier=lambda level, message: None)
-        if apply_lesson(model, lesson) is None:  # (None: applied; else its data is absent)
-            out.append((lesson.name, model))
-    return out
-
-
-#: The family's small problems warmed after the lessons: (group, dataset kind, problem,
-#: problem settings). Uploaded or catalog data then starts without compiling too.
-_FAMILY_GROUPS = (
-    ("fw:dense:svm-dual", "dense", "svm-dual", {}),
-    ("fw:dense:logreg-l1", "dense", "logreg-l1", {"radius": 3.0}),
-    ("fw:sparse:svm-dual", "sparse", "svm-dual", {}),
-    ("fw:sparse:logreg-l1", "sparse", "logreg-l1", {"radius": 3.0}),
-)
-
-
-def _family_dataset(kind: str) -> Any:
-    from ermviz.data import load_dataset
-
-    if kind == "dense":
-        return load_dataset("toy-2d")
-    return load_dataset("sparse-synthetic", n=40, p=60, density=0.2)
-
-
-def _family_runs(problem: str) -> list[tuple[str, str]]:
-    from ermviz.registry import METHODS
-
-    # The dashboard's races start with the Frank-Wolfe family; other families compile
-    # on their first use outside the lessons.
-    return [
-        (method, step)
-        for method, spec in METHODS.items()
-        if problem in spec.problems and spec.family == "frank-wolfe"
-        for step in spec.step_rules
-    ]
-
-
-def plan() -> list[Item]:
-    """Every kernel the warm-up compiles, in order: the first lesson's runs, the other
-    available lessons' runs, then the Frank-Wolfe methods with every step rule on a small
-    dense and a small sparse problem; a (problem, method, step, data) seen before is not
-    repeated."""
-    items: list[Item] = []
-    seen: set[tuple[str, ...]] = set()
-    for name, model in _lesson_models():
-        for i, (slot, label) in enumerate(zip(model.new_slots(), model.labels(), strict=False)):
-            key = (model.problem, slot.method, slot.step)
-            if (*key, model.dataset, repr(sorted(slot.settings.items()))) in seen:
-                continue
-            seen.add((*key, model.dataset, repr(sorted(slot.settings.items()))))
-            label = f"{label} on {model.problem} ({model.dataset})"
-            items.append(Item(name, i, label, key, model.dataset))
-    for group, kind, problem, _ in _FAMILY_GROUPS:
-        for i, (method, step) in enumerate(_family_runs(problem)):
-            if (problem, method, step, kind) in seen:
-                continue
-            seen.add((problem, method, step, kind))
-            label = f"{method.upper()} {step} on {problem} ({kind})"
-            dataset = "toy-2d" if kind == "dense" else "sparse-synthetic"
-            items.append(Item(group, i, label, (problem, method, step), dataset))
-    return items
-
-
-class _Builder:
-    """Builds the items of :func:`plan` one at a time, sharing each group's problem."""
-
-    def __init__(self) -> None:
-        self._group: str | None = None
-        self._problem: Any = None
-        self._model: Any = None
-        self._lessons: dict[str, Any] | None = None
-
-    def _enter(self, group: str) -> None:
-        if group == self._group:
-            return
-        from ermviz.registry import build_problem
-
-        self._group, self._model, self._problem = group, None, None
-        if group.startswith("fw:"):
-            _, kind, problem, settings = next(g for g in _FAMILY_GROUPS if g[0] == group)
-            self._problem = build_problem(problem, _family_dataset(kind), **settings)
-        else:
-            if self._lessons is None:
-                self._lessons = dict(_lesson_models())
-            self._model = self._lessons.pop(group)
-            self._problem = self._model.build_problem()
-
-    def build(self, item: Item) -> None:
-        """Build ``item``'s run and advance it :data:`STEPS` steps (compiles or loads its
-        kernels)."""
-        from ermviz.registry import build_solver
-
-        self._enter(item.group)
-        if self._model is None:
-            _, method, step = item.key
-            solver = build_solver(self._problem, method, step, {}, 1e-6)
-        else:
-            from ermviz.app.model import CHUNK_SECONDS
-            from ermviz.experiment import make_run
-
-            cfg = self._model.run_configs()[item.index]
-            solver = make_run(cfg, problem=self._problem, chunk_seconds=CHUNK_SECONDS).solver
-        solver.advance(STEPS, STEPS)
-
-
-def warm_up(verbose: bool = False, items: Sequence[Item] | None = None) -> float:
-    """Build and advance every run of :func:`plan` (or ``items``) in this process;
-    returns the seconds it took. ``verbose`` prints each step."""
-    t0 = time.perf_counter()
-    items = plan() if items is None else list(items)
-    builder = _Builder()
-    for n, item in enumerate(items, 1):
-        if verbose:
-            print(f"ermviz: compiling kernels {n}/{len(items)}: {item.label}", flush=True)
-        try:
-            builder.build(item)
-        except Exception as exc:  # one failing kernel must not stop the others
-            if verbose:
-                print(f"ermviz: warm-up of {item.label} failed: {_one_line(exc)}", flush=True)
-    return time.perf_counter() - t0
-
-
-def _one_line(exc: BaseException) -> str:
-    text = " ".join(str(exc).split())
-    return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
-
-
-# -- the child process -----------------------------------------------------------------
-def _child_main() -> int:
-    """Compile :func:`plan`'s items in order, telling the parent on stdout (one JSON
-    object a line: ``{"plan": n}``, ``{"start": i}``, ``{"done": i}`` or
-    ``{"failed": i, "error": ...}``); ends when the parent has gone."""
-    parent = os.getppid()
-    with contextlib.suppress(OSError):
-        os.nice(5)  # pages being built first: the server's event loop is what users wait on
-
-    def say(**msg: Any) -> None:
-        sys.stdout.write(json.dumps(msg) + "\n")
-        sys.stdout.flush()
-
-    items = plan()
-    say(plan=[it._asdict() for it in items])
-    builder = _Builder()
-    for i, item in enumerate(items):
-        if os.getppid() != parent:
-            return 0  # the server has gone: nobody needs these kernels now
-        say(start=i)
-        t = time.perf_counter()
-        try:
-            builder.build(item)
-        except Exception as exc:
-            say(failed=i, error=_one_line(exc))
-        else:
-            say(done=i, seconds=round(time.perf_counter() - t, 3))
-    return 0
-
-
-# -- the server's side -----------------------------------------------------------------
-class _State:
-    def __init__(self) -> None:
-        self.cond = threading.Condition()
-        self.items: list[Item] = []
-        self.compiled: set[int] = set()  # by the child (in the on-disk cache now)
-        self.current = ""
-        self.phase = "idle"
-        self.error = ""
-        self.t0 = 0.0
-        self.t_end = 0.0
-        self.thread: threading.Thread | None = None
-        self.child: subprocess.Popen | None = None
-        self.stop = threading.Event()
-        # Sessions whose Start waits for kernels: model -> labels of what it waits for.
-        self.waiting: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
-        # Compile seconds the child measured per item, and the item it is on since when
-        # (for wait_estimate).
-        self.seconds: dict[int, float] = {}
-        self.on: tuple[int, float] = (-1, 0.0)
-
-
-_STATE = _State()
+_State = State  # (the name the tests use)
+_STATE = State()
 
 
 def progress() -> Progress:
@@ -284,6 +139,12 @@ def progress() -> Progress:
     with s.cond:
         finished = s.phase in ("ready", "failed", "stopped")
         end = s.t_end if finished else time.perf_counter()
+        groups = sched.lesson_groups(s)
+        ready = sum(1 for ids in groups.values() if all(i in s.compiled for i in ids))
+        eta = None
+        if s.phase == "compiling" and s.items:
+            finish = sched.simulate(s)
+            eta = max(finish.values()) if finish else None
         return Progress(
             done=len(s.compiled),
             total=len(s.items),
@@ -292,6 +153,11 @@ def progress() -> Progress:
             phase=s.phase,
             error=s.error,
             seconds=(end - s.t0) if s.t0 else 0.0,
+            action="loading" if (s.compiled and not s.compiled_any) else "compiling",
+            lessons_ready=ready,
+            lessons_total=len(groups),
+            eta=eta,
+            processes=sum(1 for c in s.children if c.item is not None),
         )
 
 
@@ -301,43 +167,54 @@ def waiting_for(model: Any) -> list[str]:
         return list(_STATE.waiting.get(model, ()))
 
 
-def wait_estimate(model: Any) -> float | None:
-    """Seconds the Start of ``model``'s session should still wait for its kernels (those of
-    :func:`waiting_for`), from what the child measured: each waited kernel takes about as
-    long as the same (problem, method, step) took on other data (the same code compiled
-    for another array type), less what the child has spent on it so far. None when one of
-    them has no such measure (the first of its kind) or has already taken longer."""
+def waiting_since(model: Any) -> float | None:
+    """``time.perf_counter()`` when the Start of ``model``'s session began to wait for
+    kernels (None: it does not wait)."""
+    with _STATE.cond:
+        return _STATE.since.get(model)
+
+
+def expected_seconds(model: Any = None, keys: Sequence[tuple[str, str, str]] = ()) -> float | None:
+    """Expected seconds until the items the Start of ``model``'s session waits for (or the
+    items of ``keys`` on ``model``'s dataset) are compiled, from the estimate table scaled
+    by this machine's observed speed; None when there is nothing to wait for."""
     s = _STATE
     with s.cond:
-        labels = s.waiting.get(model)
-        if not labels:
+        if s.phase != "compiling":
             return None
-        index = {it.label: i for i, it in enumerate(s.items)}
-        left = 0.0
-        for label in labels:
-            i = index.get(label, -1)
-            if i < 0:
-                return None
-            same = [t for j, t in s.seconds.items() if j != i and s.items[j].key == s.items[i].key]
-            if not same:
-                return None
-            spent = time.perf_counter() - s.on[1] if s.on[0] == i else 0.0
-            if spent > max(same):
-                return None
-            left += max(same) - spent
-        return left
+        if keys:
+            ids = sched.needed(s, set(keys), getattr(model, "dataset", ""))
+        else:
+            labels = set(s.waiting.get(model, ()))
+            ids = [i for i, it in enumerate(s.items) if it.label in labels]
+        pending = [i for i in ids if i not in s.compiled]
+        if not pending:
+            return None
+        finish = sched.simulate(s)
+        times = [finish[i] for i in pending if i in finish]
+        return max(times) if times else None
+
+
+def wait_estimate(model: Any) -> float | None:
+    """Expected seconds the Start of ``model``'s session still waits for its kernels (those
+    of :func:`waiting_for`; :func:`expected_seconds`), None when it waits for none or
+    nothing is known about them (what the race status line quotes)."""
+    return expected_seconds(model) if waiting_for(model) else None
 
 
 def status_line(model: Any = None) -> str:
     """The page's one-line account of the warm-up (plain text; empty once ready):
-    ``compiling kernels 3/40: PFW exact on svm-dual (wdbc)``, and for a session whose
-    Start waits, what it waits for."""
+    ``compiling kernels 3/40: PFW exact on svm-dual (wdbc) (~40 s left)``, and for a
+    session whose Start waits, what it waits for."""
     p = progress()
     if p.phase in ("idle", "ready", "stopped"):
         return ""
     if p.phase == "failed":
         return f"kernel warm-up ended early ({p.error}); races compile on their first Start"
-    text = f"compiling kernels {p.done}/{p.total}: {p.current}"
+    verb = "loading cached kernels" if p.action == "loading" else "compiling kernels"
+    text = f"{verb} {p.done}/{p.total}: {p.current}"
+    if p.eta is not None:
+        text += f" (~{seconds_text(p.eta)} left)"
     if model is not None:
         waits = waiting_for(model)
         if waits:
@@ -398,129 +275,161 @@ def _finish(phase: str, error: str = "") -> None:
         _STATE.cond.notify_all()
 
 
-def _serve(echo: Callable[[str], None]) -> None:
-    """The server's warm-up thread: run the child, follow it, load what it compiled."""
+def prioritize(model: Any, keys: Sequence[tuple[str, str, str]] | None = None) -> None:
+    """Move the items of ``model``'s race (or of ``keys``) on ``model``'s dataset to the
+    front of the warm-up's queue: a lesson was loaded in a page (its kernels are wanted
+    next). Returns at once."""
+    if keys is None:
+        keys = [(model.problem, slot.method, slot.step) for slot in model.new_slots()]
     s = _STATE
+    with s.cond:
+        if s.phase != "compiling":
+            return
+        sched.to_front(s, sched.needed(s, set(keys), getattr(model, "dataset", "")))
+
+
+def _serve(echo: Callable[[str], None], tty: bool) -> None:
+    """The server's warm-up thread: run the processes, follow them, load what they
+    compiled, keep the terminal informed."""
+    s = _STATE
+    out = Terminal(echo, tty)
+    shared = None
     try:
         # Imported here, not in the server's set-up: the server starts listening first.
         from ermviz.app import lifecycle
 
         lifecycle.KERNELS_GATE = wait_for_kernels
+        # With --procs N, worker 0 compiles and publishes; the others follow it.
+        following = workers.follower()
+        shared = None if following is not None else workers.publisher()
         with s.cond:
             s.phase = "compiling"
             s.current = "listing the lessons' runs"
-        items: list[Item] = []
-        env = {**os.environ, "PYTHONUNBUFFERED": "1"}
-        # (ermviz.workers: with --procs N, worker 0 runs the child, the others follow it)
-        s.child = workers.popen(
-            [sys.executable, "-m", "ermviz.app.warmup", "--child"],
-            stdout=subprocess.PIPE,
-            stdin=subprocess.DEVNULL,
-            text=True,
-            env=env,
-        )
-        builder = _Builder()
-        to_load: list[int] = []
-        assert s.child.stdout is not None
-        for line in s.child.stdout:
-            if s.stop.is_set():
-                return
-            try:
-                msg = json.loads(line)
-            except ValueError:
-                continue  # (a library's stray print)
-            if "plan" in msg:
-                # The child lists the plan (the server's thread need not import and set up
-                # every lesson while the first pages are being built).
-                items = [
-                    Item(d["group"], d["index"], d["label"], tuple(d["key"]), d["dataset"])
-                    for d in msg["plan"]
-                ]
-                with s.cond:
-                    s.items = items
-                echo(
-                    f"compiling {len(items)} kernels in the background, the first lesson's "
-                    "first; the page answers meanwhile"
-                )
-            elif "start" in msg:
-                i = msg["start"]
-                with s.cond:
-                    s.current = items[i].label
-                    s.on = (i, time.perf_counter())
-                echo(f"compiling kernels {i + 1}/{len(items)}: {items[i].label}")
-            elif "done" in msg or "failed" in msg:
-                i = msg.get("done", msg.get("failed"))
-                if "failed" in msg:
-                    echo(f"warm-up of {items[i].label} failed: {msg.get('error', '')}")
-                with s.cond:
-                    s.compiled.add(i)
-                    if "seconds" in msg:
-                        s.seconds[i] = float(msg["seconds"])
-                    s.cond.notify_all()
-                # Load the lessons' kernels the child has compiled while it compiles the
-                # next one: the first lesson is ready in the server long before the last
-                # kernel. The family's are left in the cache (loaded by their first race,
-                # a fraction of a second each): loading all of them here would hold the
-                # GIL for tens of seconds while the first pages are being built.
-                if not items[i].group.startswith("fw:"):
-                    to_load.append(i)
-                while to_load and not s.stop.is_set():
-                    _load(builder, items[to_load.pop(0)])
-        rc = s.child.wait()
+            if following is not None:
+                first = sched.Child(following, planner=True, follower=True)
+            else:
+                first = sched.spawn(planner=True)
+                s.child = first.proc
+                s.publish = shared.write if shared is not None else None
+            s.children.append(first)
+        _start_reader(s, first, echo, out)
+        builder = Builder()
+        extra_tried = False
+        while not s.stop.is_set():
+            with s.cond:
+                if s.items and not extra_tried:
+                    # The plan is known: a second process on a core nothing else needs.
+                    extra_tried = True
+                    if (
+                        not first.follower
+                        and sched.free_cores() >= 2
+                        and MAX_PROCESSES >= 2
+                        and len(s.queue) > 1
+                    ):
+                        extra = sched.spawn(planner=False)
+                        s.children.append(extra)
+                        _start_reader(s, extra, echo, out)
+                sched.dispatch(s)  # (an extra process idle while races ran: the races ended?)
+                alive = [c for c in s.children if c.proc.poll() is None]
+                done = bool(s.items) and len(s.compiled) >= len(s.items)
+                if not s.to_load and not done and alive:
+                    s.cond.wait(0.25)
+                load = s.to_load[:]
+                s.to_load.clear()
+                if s.items and not alive:
+                    s.compiled.update(range(len(s.items)))  # (crashed: nothing to wait for)
+            # Load the lessons' kernels the processes have compiled while they compile the
+            # next ones: the first lesson is ready in the server long before the last
+            # kernel. The family's are left in the cache (loaded by their first race, a
+            # fraction of a second each): loading all of them here would hold the GIL for
+            # tens of seconds while the first pages are being built.
+            for i in load:
+                if s.stop.is_set():
+                    return
+                _load(builder, s.items[i])
+            out.update(progress())
+            if done or not alive:
+                break
         if s.stop.is_set():
             return
+        for c in s.children:
+            c.close()
+        codes = [c.proc.wait() for c in s.children]
+        if shared is not None:
+            shared.close(next((rc for rc in codes if rc != 0), 0))
         with s.cond:
-            done = len(s.compiled)
-            s.compiled.update(range(len(items)))  # (a crashed child: nothing to wait for)
             seconds = time.perf_counter() - s.t0
-        if rc != 0 or not items:
-            why = f"the warm-up process exited with status {rc} after {done} of {len(items)}"
-            echo(f"{why} kernels; the others compile on their race's first Start")
+            cached = not s.compiled_any
+        rcs = [rc for rc in codes if rc != 0]
+        if rcs or not s.items:
+            why = f"the warm-up process exited with status {rcs[0] if rcs else '?'}"
+            echo(f"{why}; the other kernels compile on their race's first Start")
             _finish("failed", why)
             return
-        echo(f"kernels ready ({len(items)} compiled, the lessons' loaded, in {seconds:.0f} s)")
+        out.update(progress())
+        how = "loaded from numba's cache" if cached else "compiled"
+        out.line(f"kernels ready ({len(s.items)} {how}, the lessons' loaded, in {seconds:.0f} s)")
         _finish("ready")
         from ermviz.app import memory
 
         memory.freeze_long_lived()  # the loaded kernels: out of every collection's walk
     except Exception as exc:  # the server keeps serving: races compile on their Start
-        echo(f"kernel warm-up failed ({_one_line(exc)}); races compile on their first Start")
-        _finish("failed", _one_line(exc))
+        echo(f"kernel warm-up failed ({one_line(exc)}); races compile on their first Start")
+        _finish("failed", one_line(exc))
+        if shared is not None:
+            shared.close(1)
     finally:
         if s.stop.is_set():
             _finish("stopped")
 
 
-def _load(builder: _Builder, item: Item) -> None:
-    """Load ``item``'s kernels, compiled by the child, into this process."""
-    with contextlib.suppress(Exception):  # told by the child already; its race shows it
-        builder.build(item)
+def _start_reader(s: State, child: sched.Child, echo: Callable[[str], None], out: Terminal) -> None:
+    child.reader = threading.Thread(
+        target=sched.read, args=(s, child, echo, out), name="ermviz-warmup-reader", daemon=True
+    )
+    child.reader.start()
+
+
+def _load(builder: Builder, item: Item) -> None:
+    """Load ``item``'s kernels, compiled by a process, into this one."""
+    from ermviz import compile_notice
+
+    previous = compile_notice.set_sink(None)  # (never compiles: a process did it)
+    try:
+        with contextlib.suppress(Exception):  # told by the process already; its race shows it
+            builder.build(item)
+    finally:
+        compile_notice.set_sink(previous)
 
 
 def start_background(echo: Callable[[str], None] = _echo) -> None:
-    """Start the warm-up (child process + server thread) unless it has started; returns
-    at once. Installs :func:`wait_for_kernels` as the model's kernel gate and :func:`stop`
-    at exit."""
+    """Start the warm-up (processes + server thread) unless it has started; returns at
+    once. Installs :func:`wait_for_kernels` as the model's kernel gate and :func:`stop` at
+    exit. With the default ``echo`` on a terminal, the progress is one rewritten line."""
     s = _STATE
     with s.cond:
         if s.thread is not None:
             return
         s.t0 = time.perf_counter()
-        s.thread = threading.Thread(target=_serve, args=(echo,), name="ermviz-warmup", daemon=True)
+        tty = echo is _echo and sys.stdout.isatty()
+        s.thread = threading.Thread(
+            target=_serve, args=(echo, tty), name="ermviz-warmup", daemon=True
+        )
     atexit.register(_at_exit)
     s.thread.start()
 
 
 def stop() -> None:
-    """End the warm-up now: the child is killed (it only fills a cache), the thread ends
-    after the kernel it is loading; waiting races go on (they compile what they need)."""
+    """End the warm-up now: the processes are killed (they only fill a cache), the thread
+    ends after the kernel it is loading; waiting races go on (they compile what they
+    need)."""
     s = _STATE
     s.stop.set()
-    child = s.child
-    if child is not None and child.poll() is None:
-        child.kill()
-        with contextlib.suppress(Exception):
-            child.wait(1.0)
+    for c in list(s.children):
+        if c.proc.poll() is None:
+            c.proc.kill()
+            with contextlib.suppress(Exception):
+                c.proc.wait(1.0)
     _finish("stopped")
 
 
@@ -544,62 +453,41 @@ def _at_exit() -> None:
 
 
 def wait_for_kernels(model: Any, keys: Sequence[tuple[str, str, str]]) -> None:
-    """Block (a Start's worker thread) until the child has compiled every kernel of
-    :func:`plan` whose (problem, method, step) is in ``keys``, or the warm-up ended, or the
-    session closed. Meanwhile :func:`waiting_for` names them (the page shows "compiling").
-    Kernels outside the plan, or more than :data:`WAIT_AHEAD` items ahead of the child,
-    are not waited for (the race compiles them itself)."""
+    """Block (a Start's worker thread) until the processes have compiled every item of
+    :func:`plan` whose (problem, method, step) is in ``keys`` (on ``model``'s dataset, else
+    the key's first item), or the warm-up ended, or the session closed. Those items move
+    to the front of the queue; meanwhile :func:`waiting_for` names them (the page shows
+    "compiling") and :func:`expected_seconds` says how long. Kernels outside the plan are
+    not waited for (the race compiles them itself)."""
     s = _STATE
     wanted = set(keys)
     dataset = getattr(model, "dataset", "")
     with s.cond:
+        moved = False
         while True:
             if s.phase != "compiling" or s.stop.is_set() or getattr(model, "closed", False):
                 break
-            pending_ids = [i for i in _needed(wanted, dataset) if i not in s.compiled]
-            # Wait only for kernels the child is on or about to reach: one far down the
-            # plan (an LS-SVM race while the child is still on the lessons' FW runs) would
-            # keep the race "compiling" for minutes; the race compiles it itself sooner.
-            if not pending_ids or min(pending_ids) > _next_item() + WAIT_AHEAD:
+            pending_ids = [i for i in sched.needed(s, wanted, dataset) if i not in s.compiled]
+            if not pending_ids:
                 break
-            pending = [s.items[i].label for i in pending_ids]
-            s.waiting[model] = pending
+            if not moved:
+                sched.to_front(s, pending_ids)
+                moved = True
+            s.waiting[model] = [s.items[i].label for i in pending_ids]
+            s.since.setdefault(model, time.perf_counter())
             s.cond.wait(0.5)
         s.waiting.pop(model, None)
-
-
-#: How many of the plan's items ahead of the child a race still waits for (beyond that
-#: it compiles its kernels itself).
-WAIT_AHEAD = 3
-
-
-def _next_item() -> int:
-    """Index of the first plan item the child has not finished (the one it is on)."""
-    s = _STATE
-    return next((i for i in range(len(s.items)) if i not in s.compiled), len(s.items))
+        s.since.pop(model, None)
 
 
 def _needed(wanted: set[tuple[str, str, str]], dataset: str) -> list[int]:
-    """Indices of the plan's items a race of ``wanted`` keys on ``dataset`` waits for: per
-    key, the items on that dataset, else the key's first item (the same kernels, perhaps
-    for other data: the race then compiles what differs itself)."""
-    needed: dict[tuple[str, str, str], list[int]] = {}
-    for i, it in enumerate(_STATE.items):
-        if it.key not in wanted:
-            continue
-        have = needed.setdefault(it.key, [])
-        if it.dataset == dataset:
-            if have and _STATE.items[have[0]].dataset != dataset:
-                have.clear()
-            have.append(i)
-        elif not have:
-            have.append(i)
-    return [i for ids in needed.values() for i in ids]
+    """:func:`ermviz.app.warmup_schedule.needed` on the server's state."""
+    return sched.needed(_STATE, wanted, dataset)
 
 
 def _main(argv: Sequence[str]) -> int:
     if "--child" in argv:
-        return _child_main()
+        return child_main(send_plan="--plan" in argv)
     seconds = warm_up(verbose=True)
     print(f"ermviz: numba kernels warm ({seconds:.2f} s)")
     return 0

@@ -209,6 +209,8 @@ class FrankWolfeSolver(Solver):
 
     def _init_svm(self, pb: SvmDual, cache_mb: float) -> None:
         self._X = linalg.as_kernel_matrix(pb.X)
+        self._y = linalg.as_kernel_vector(pb.y)
+        self._sqnorms = linalg.as_kernel_vector(pb.sqnorms)
         self.x = pb.initial_point()
         self._w = pb.w_of(self.x)
         self._g = np.zeros(pb.n)
@@ -220,8 +222,8 @@ class FrankWolfeSolver(Solver):
         pb = self.problem
         return (
             self._X,
-            pb.y,
-            pb.sqnorms,
+            self._y,
+            self._sqnorms,
             pb.inv_c,
             self.x,
             self._w,
@@ -239,6 +241,7 @@ class FrankWolfeSolver(Solver):
         # The kernel walks the columns of X: hand it X^T row by row (CSR of X^T).
         XT = pb.X.T.tocsr() if sp.issparse(pb.X) else np.ascontiguousarray(pb.X.T)
         self._X = linalg.as_kernel_matrix(XT)
+        self._y = linalg.as_kernel_vector(pb.y)
         self.mu = pb.initial_atoms()
         self.x = pb.radius * (self.mu[0::2] - self.mu[1::2])
         self._z = pb.margins(self.x)
@@ -251,7 +254,7 @@ class FrankWolfeSolver(Solver):
         pb = self.problem
         return (
             self._X,
-            pb.y,
+            self._y,
             pb.radius,
             self.mu,
             self.x,

@@ -67,6 +67,7 @@ from solvers.tags import (
 )
 
 ipm = kernel_module("solvers.plq_ipm", globals())
+linalg = kernel_module("solvers.linalg", globals())
 kern = kernel_module("solvers.rehline", globals())
 
 REFERENCE = (
@@ -289,10 +290,13 @@ class PlqIpmSolver(Solver, Method):
         # One benign constraint row with the real index types: the real rows may be
         # ill-conditioned, and compiling needs only the types.
         data, indices, indptr = self._A
-        A0 = (
-            np.ones(1, dtype=data.dtype),
-            np.zeros(1, dtype=indices.dtype),
-            np.array([0, 1], dtype=indptr.dtype),
+        A0 = tuple(  # read-only, as every kernel matrix (solvers.linalg): the same types
+            linalg.read_only(a)
+            for a in (
+                np.ones(1, dtype=data.dtype),
+                np.zeros(1, dtype=indices.dtype),
+                np.array([0, 1], dtype=indptr.dtype),
+            )
         )
         m = 1
         U0, S0 = self._U[:0], self._S[:0]

@@ -33,30 +33,22 @@ KERNEL_DENSE_MAX_ENTRIES = 10_000_000
 
 
 def kernel_rows(X: Any) -> np.ndarray | tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """X as the kernels take it: dense C-contiguous ``float64`` when X is dense, or a CSR
-    matrix of density >= :data:`KERNEL_DENSE_MIN_DENSITY` whose dense copy has at most
-    :data:`KERNEL_DENSE_MAX_ENTRIES` entries; otherwise the CSR triple of
-    :func:`kernel_csr32`."""
+    """X as the kernels take it (:func:`solvers.linalg.as_kernel_matrix`: read-only,
+    int32 CSR indices): dense when X is dense, or a CSR matrix of density >=
+    :data:`KERNEL_DENSE_MIN_DENSITY` whose dense copy has at most
+    :data:`KERNEL_DENSE_MAX_ENTRIES` entries; otherwise the CSR triple."""
     if not sp.issparse(X):
         return linalg.as_kernel_matrix(X)
     entries = X.shape[0] * X.shape[1]
     if entries <= KERNEL_DENSE_MAX_ENTRIES and X.nnz >= KERNEL_DENSE_MIN_DENSITY * entries:
-        return np.ascontiguousarray(X.toarray(), dtype=np.float64)
+        return linalg.as_kernel_matrix(X.toarray())
     return kernel_csr32(X)
 
 
 def kernel_csr32(M: Any) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """CSR triple with int32 indices when they fit (less memory traffic per row visit)."""
-    if isinstance(M, sp.csr_matrix) and M.dtype == np.float64 and M.has_canonical_format:
-        # The problem's own matrix: scipy caches the canonical-format check on it.
-        data = np.ascontiguousarray(M.data)
-        indices = np.ascontiguousarray(M.indices)
-        indptr = np.ascontiguousarray(M.indptr)
-    else:
-        data, indices, indptr = linalg.as_kernel_matrix(sp.csr_matrix(M))
-    if indptr[-1] < 2**31 - 1 and M.shape[1] < 2**31 - 1:
-        return data, indices.astype(np.int32, copy=False), indptr.astype(np.int32, copy=False)
-    return data, indices, indptr
+    """CSR triple of :func:`solvers.linalg.as_kernel_matrix` (int32 indices when they
+    fit: less memory traffic per row visit)."""
+    return linalg.as_kernel_matrix(sp.csr_matrix(M))
 
 
 #: Kernel argument types whose kernels this process has compiled or loaded already (the
