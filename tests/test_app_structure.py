@@ -7,7 +7,7 @@ from __future__ import annotations
 import panel as pn
 
 import ermviz.app
-from ermviz.app.page import Dashboard
+from ermviz.app.views.page import Dashboard
 
 #: Widgets and plots the dashboard used to forward from its views (issue 46: twenty, and a
 #: docstring naming a ``FORWARDED`` that did not exist).

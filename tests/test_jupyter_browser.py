@@ -194,7 +194,11 @@ def root(tmp_path_factory: pytest.TempPathFactory) -> Path:
     # the test gives the first point, and the dashboard would only say "compiling".
     t0 = time.perf_counter()
     subprocess.run(
-        [sys.executable, "-c", "from ermviz.app.notebook import warm_default_race as w; w()"],
+        [
+            sys.executable,
+            "-c",
+            "from ermviz.app.serving.notebook import warm_default_race as w; w()",
+        ],
         check=True,
         cwd=REPO,
         env={**os.environ, "ERMVIZ_OFFLINE": "1"},
@@ -310,7 +314,7 @@ class Session:
 
 #: For a failure message: what the kernel's dashboards hold (did the click reach Python?).
 KERNEL_STATE = """import gc as _gc, threading as _th
-from ermviz.app.page import Dashboard as _D
+from ermviz.app.views.page import Dashboard as _D
 print("KERNEL", [dict(active=d.model.active, runs=[sl.status for sl in d.model.slots],
                       sent=d.streamer.first_point_at is not None,
                       clicks=d.start_button.clicks, starting=d.starting,

@@ -237,7 +237,7 @@ def test_cli_summary_reports_d_the_relative_gap_kernel_evals_and_bias(capsys, re
 def test_the_dashboard_races_the_three_methods_to_the_same_d(real_data):
     import time
 
-    from ermviz.app.model import DashboardModel
+    from ermviz.app.state.model import DashboardModel
 
     m = DashboardModel(notifier=lambda level, msg: None)
     m.dataset = "waveform"
@@ -339,9 +339,9 @@ def test_the_teaching_view_draws_each_runs_boundary_live_and_in_the_export():
 
     from bokeh.plotting.contour import contour_data
 
-    from ermviz.app import urlstate
-    from ermviz.app.boundary import BoundaryPlot
-    from ermviz.app.page import Dashboard
+    from ermviz.app.plots.boundary import BoundaryPlot
+    from ermviz.app.state import urlstate
+    from ermviz.app.views.page import Dashboard
 
     d = Dashboard()
     urlstate.load(
@@ -392,8 +392,8 @@ def _kernel_between(A, B, sigma2):
 def test_the_race_plots_can_count_kernel_evaluations_on_x():
     import time
 
-    from ermviz.app import urlstate
-    from ermviz.app.page import Dashboard
+    from ermviz.app.state import urlstate
+    from ermviz.app.views.page import Dashboard
 
     d = Dashboard()
     urlstate.load(
@@ -425,8 +425,8 @@ def test_the_race_plots_can_count_kernel_evaluations_on_x():
 def test_moons_is_bundled_and_opens_the_ls_svm_boundary_view():
     from sklearn.datasets import make_moons
 
-    from ermviz.app.boundary import BoundaryPlot
-    from ermviz.app.page import Dashboard
+    from ermviz.app.plots.boundary import BoundaryPlot
+    from ermviz.app.views.page import Dashboard
 
     ds = load_dataset("moons", noise=0.1, seed=3)
     X, y01 = make_moons(n_samples=300, noise=0.1, random_state=3)

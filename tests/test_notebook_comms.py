@@ -1,5 +1,5 @@
 """A Panel output's first click in a notebook is not held back by a message the kernel
-dropped (``ermviz.app.notebook.acknowledge_comm_opens``).
+dropped (``ermviz.app.serving.notebook.acknowledge_comm_opens``).
 
 The kernel is a real ipykernel driven over the Jupyter protocol the way JupyterLab 4.4+
 and Notebook 7.4+ drive it: the page opens its comm on the main shell while a cell still
@@ -19,7 +19,7 @@ import pytest
 jupyter_client = pytest.importorskip("jupyter_client")
 
 SETUP = """
-from ermviz.app.notebook import notebook_extension
+from ermviz.app.serving.notebook import notebook_extension
 notebook_extension()
 from panel.io.state import state
 received = []

@@ -13,10 +13,10 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from ermviz.app.model import DashboardModel
-from ermviz.app.references import MAX_REFERENCES, differences
-from ermviz.app.streaming import FLOOR
-from ermviz.app.thinning import thin_rows
+from ermviz.app.plots.streaming import FLOOR
+from ermviz.app.plots.thinning import thin_rows
+from ermviz.app.state.model import DashboardModel
+from ermviz.app.state.references import MAX_REFERENCES, differences
 
 BROWSER = Path("/usr/bin/chromium").exists() and importlib.util.find_spec("playwright")
 if BROWSER:
@@ -159,7 +159,7 @@ def _reference_renderers(figures) -> list:
 @pytest.mark.slow
 def test_the_plots_draw_the_kept_race_faded_with_legend_entries_until_cleared():
     pytest.importorskip("panel")
-    from ermviz.app.page import Dashboard
+    from ermviz.app.views.page import Dashboard
 
     m = make_model()
     dash = Dashboard(m)

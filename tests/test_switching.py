@@ -1,6 +1,6 @@
 """Settings of a previous problem never leak into a new one (issue 16).
 
-The real dashboard (:class:`~ermviz.app.page.Dashboard`, no browser) is driven through its
+The real dashboard (:class:`~ermviz.app.views.page.Dashboard`, no browser) is driven through its
 widgets: every dataset the dataset list offers, then every problem the problem selector
 offers for it. After each switch the widgets of the previous set-up also send their old
 values once more, as a browser does when a select's value is no longer among its options
@@ -14,8 +14,8 @@ from __future__ import annotations
 
 import pytest
 
-from ermviz.app.model import DashboardModel
-from ermviz.app.runspec import parse_settings
+from ermviz.app.state.model import DashboardModel
+from ermviz.app.state.runspec import parse_settings
 from ermviz.registry import METHODS, PROBLEMS
 
 pytest.importorskip("panel")
@@ -26,7 +26,7 @@ PREPARED = ("wdbc", "blobs", "toy-2d", "moons", "toy-simplex-3", "toy-simplex-4"
 
 
 def _dashboard():
-    from ermviz.app.page import Dashboard
+    from ermviz.app.views.page import Dashboard
 
     notes: list[tuple[str, str]] = []
     model = DashboardModel(notifier=lambda level, msg: notes.append((level, msg)))

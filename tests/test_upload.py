@@ -11,7 +11,7 @@ import base64
 import numpy as np
 import pytest
 
-from ermviz.app.upload import CHUNK_BYTES, ChunkedUpload
+from ermviz.app.views.upload import CHUNK_BYTES, ChunkedUpload
 
 
 def _messages(content: bytes, name: str = "f.csv", transfer: int = 1) -> list[dict]:
@@ -108,8 +108,8 @@ PROSE = (
 
 def _dashboard():
     pytest.importorskip("panel")
-    from ermviz.app.model import DashboardModel
-    from ermviz.app.page import Dashboard
+    from ermviz.app.state.model import DashboardModel
+    from ermviz.app.views.page import Dashboard
 
     notes: list[tuple[str, str]] = []
     model = DashboardModel(notifier=lambda level, msg: notes.append((level, msg)))
