@@ -100,7 +100,7 @@ def test_make_serve_binds_loopback_and_accepts_this_machine_only():
     )
     assert "--address 0.0.0.0" in classroom
     assert re.findall(r"--allow-websocket-origin (\S+)", classroom) == ["10.1.2.3:5006"]
-    assert f"--auth-module {REPO / 'ermviz' / 'app' / 'login.py'}" in classroom
+    assert f"--auth-module {REPO / 'ermviz' / 'app' / 'serving' / 'login.py'}" in classroom
     assert (
         "--num-procs 2 --reuse-sessions" in classroom and " -m ermviz.workers serve " in classroom
     )

@@ -7,24 +7,13 @@
 * :mod:`~ermviz.app.lessons.loading` - finding a lesson and loading it into a model;
 * :mod:`~ermviz.app.lessons.view` - the Lessons tab and the loaded lesson's banner.
 
-The names of :mod:`~ermviz.app.lessons.loading` (and the types and data it re-exports) are
-importable from here, as they were from the module ``ermviz/app/lessons/loading.py`` this package
-replaced.
+The lessons' data, types and logic are importable from here, as they were from the module
+``ermviz/app/lessons.py`` this package replaced.
 """
 
-from ermviz.app.lessons.loading import (
-    CLOCK,
-    FIRST_LESSON,
-    LESSONS,
-    TABS,
-    Lesson,
-    LessonError,
-    Promise,
-    apply_lesson,
-    get_lesson,
-    lesson_names,
-    unavailable_reason,
-)
+from ermviz.app.lessons.catalog import FIRST_LESSON, LESSONS
+from ermviz.app.lessons.declaration import CLOCK, TABS, Lesson, LessonError, Promise
+from ermviz.app.lessons.loading import apply_lesson, get_lesson, lesson_names, unavailable_reason
 
 __all__ = [
     "CLOCK",

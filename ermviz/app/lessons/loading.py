@@ -13,13 +13,14 @@ in ``background``. Claims and promises are judged on solver time (the runs' thre
 time), iterations or samples, never on wall time, so they hold on a loaded machine; a
 sentence stating a time names its clock ("seconds of CPU time", iterations, passes,
 samples), and a loaded lesson's page shows that clock (its time plot on CPU time,
-:data:`CLOCK`; the race summary's times in ``s CPU``).
+:data:`~ermviz.app.lessons.declaration.CLOCK`; the race summary's times in ``s CPU``).
 
 The module is the lessons' logic: finding one by name (:func:`get_lesson`), whether it can
 load on this server (:func:`unavailable_reason`) and loading it into a model
 (:func:`apply_lesson`). The declarations are data in :mod:`ermviz.app.lessons.catalog`
 (:data:`LESSONS`, :data:`FIRST_LESSON`), their types in :mod:`ermviz.app.lessons.declaration`
-(:class:`Lesson`, :class:`Promise`); all of these are importable from here.
+(:class:`Lesson`, :class:`Promise`); all of these are importable from
+:mod:`ermviz.app.lessons`.
 
 Every lesson's data ship with ermviz: a bundled generator, or a catalog file kept
 compressed in the repository's ``datasets/`` folder (a1a, banana and ijcnn1-20k, a seeded
@@ -34,22 +35,8 @@ from __future__ import annotations
 from collections.abc import Collection
 from typing import Any
 
-from ermviz.app.lessons.catalog import FIRST_LESSON, LESSONS
-from ermviz.app.lessons.declaration import CLOCK, TABS, Lesson, LessonError, Promise
-
-__all__ = [
-    "CLOCK",
-    "FIRST_LESSON",
-    "LESSONS",
-    "TABS",
-    "Lesson",
-    "LessonError",
-    "Promise",
-    "apply_lesson",
-    "get_lesson",
-    "lesson_names",
-    "unavailable_reason",
-]
+from ermviz.app.lessons.catalog import LESSONS
+from ermviz.app.lessons.declaration import CLOCK, Lesson, LessonError
 
 
 def lesson_names() -> list[str]:

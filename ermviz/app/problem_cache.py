@@ -1,0 +1,8 @@
+"""Deprecated alias of :mod:`ermviz.app.state.problem_cache` (moved in issue 46).
+
+Importing it warns and gives that module (:mod:`ermviz.app._moved`).
+"""
+
+from ermviz.app._moved import alias
+
+alias(globals())
