@@ -53,6 +53,11 @@ class Solver(ABC):
     #: Record columns whose final value the CLI's JSON summary reports beside the
     #: objective and gap (work counters such as ``kernel_evals`` or ``samples``).
     summary_columns: tuple[str, ...] = ()
+    #: Work counters (record columns) this method spends in jumps, all of a jump before
+    #: the row that follows it, rather than along the way between rows: SAA draws every
+    #: sample before its first Newton step. Plots against such a counter draw the method's
+    #: curve as steps (its certificate holds until the count is spent), not as a line.
+    work_jumps: tuple[str, ...] = ()
     #: Set by ``advance`` when it ends a run: why it ended that way (e.g. why it stalled,
     #: or that the best certified point is reported); the runner adds it to its message.
     end_note: str = ""
@@ -93,6 +98,22 @@ class Solver(ABC):
         """What the problem's :meth:`Problem.decision_plane` needs to evaluate the current
         model (cheap; read from the dashboard while the run goes); None by default."""
         return None
+
+    def warm_point(self, x: Any, current: np.ndarray, what: str) -> np.ndarray:
+        """``x`` as a float64 array of ``current``'s shape, for a method's ``warm_start``
+        (the start point of a fit from the previous one's solution): one-line errors when
+        the run has begun or ``x`` has another length (``what``: its entries, in words)."""
+        from ermviz.errors import SettingError
+
+        if self.iteration > 0:
+            raise SettingError("warm_start must be called before the first step")
+        x = np.asarray(x, dtype=np.float64)
+        if x.shape != current.shape:
+            raise SettingError(
+                f"warm start has {x.shape[0] if x.ndim else 1} {what}; this problem has "
+                f"{current.shape[0]}"
+            )
+        return x
 
     @property
     @abstractmethod

@@ -9,7 +9,9 @@ against independent references.
   draws (replayed from the counter-based stream); with a large inner batch BSGD's average
   approaches the SAA solution;
 * a run is bit-for-bit reproducible from its seed, alone or raced beside other runs; the
-  samples budget is exact; bad input gives one-line errors.
+  samples budget is exact; bad input gives one-line errors;
+* the dashboard draws SAA's curve against inner samples as steps (its trace: 0 samples,
+  then all of them before its first Newton step), the other runs as lines.
 """
 
 from __future__ import annotations
@@ -307,3 +309,83 @@ def test_newton_stops_at_float64_resolution_and_refuses_separable_data():
     with pytest.raises(DataError, match="set l2 > 0"):
         logistic_newton(separable, np.array([1.0, 1.0, -1.0, -1.0]), 0.0)
     assert np.isfinite(logistic_newton(separable, np.array([1.0, 1.0, -1.0, -1.0]), 1e-3)).all()
+
+
+def _drawn(source, renderers: list) -> list:
+    """The curves of ``source`` (a place in the race) among ``renderers`` that are on
+    screen: visible, not transparent (not its seeds' band and mean, empty here)."""
+    own = [r for r in renderers if r.data_source is not source.band]
+    return [r for r in own if r.visible and r.glyph.line_alpha > 0]
+
+
+def test_saa_is_drawn_as_steps_against_the_samples_it_draws_at_once():
+    # Issue 42: in the CSO lesson SAA's curve against inner samples was a straight line
+    # from its start (0 samples) to its first Newton step (all n x m samples), as if its
+    # certificate fell while it drew them; it holds until then: a step curve.
+    import time
+
+    from ermviz.app.lessons import apply_lesson, get_lesson
+    from ermviz.app.views.page import Dashboard
+
+    d = Dashboard()
+    assert apply_lesson(d.model, get_lesson("cso-inner-batch")) is None
+    assert d.model.x_axis == "samples"
+    # A smaller budget and evaluation sample than the lesson's, for time: the same shape.
+    d.model.max_samples = 200_000
+    d.model.problem_settings = {**d.model.problem_settings, "eval_size": 20_000}
+    view = d.race_view
+    view.build()
+    d.start_sync()
+    end = time.perf_counter() + 120
+    while d.model.active and time.perf_counter() < end:
+        d.streamer.pull()
+        time.sleep(0.05)
+    d.streamer.pull()
+    (saa,) = [s for s in d.streamer.sources if s.slot.run.solver.name == "saa"]
+    bsgd = [s for s in d.streamer.sources if s.slot.run.solver.name == "bsgd"]
+    assert len(bsgd) == 2
+    # The trace itself (pandas, every row): 0 samples at the start, then all of them at
+    # once, 200 outer samples x m = 1000, the lesson's.
+    frame = saa.slot.run.frame()
+    assert frame["samples"].iloc[0] == 0
+    assert (frame["samples"].iloc[1:] == 200_000).all() and len(frame) >= 3
+
+    def curves(source) -> list:
+        index = d.streamer.pool.index(source)
+        return view.trace_plots.renderers[index]
+
+    plots = view.trace_plots
+    figures = plots.figures  # every plot, the lazy ones drawn now
+    for f, fig in enumerate(figures):
+        if f == 1:
+            continue  # against solver time: lines for every run
+        assert "inner samples" in fig.xaxis[0].axis_label
+        mine = [r for r in curves(saa) if r in fig.renderers]
+        (drawn,) = _drawn(saa, mine)
+        assert type(drawn.glyph).__name__ == "Step" and drawn.glyph.mode == "after", f
+        # It plots the trace's rows: x = samples + 1 (log axis), y = the certificate.
+        data = drawn.data_source.data
+        x, y = drawn.glyph.x, drawn.glyph.y
+        if f == 0:
+            np.testing.assert_array_equal(np.asarray(data[x])[:2], [1, 200_001])
+            np.testing.assert_allclose(
+                np.asarray(data[y], dtype=float)[:2],
+                np.maximum(frame["certificate"].to_numpy()[:2], 1e-16),
+            )
+        for other in bsgd:
+            mine = [r for r in curves(other) if r in fig.renderers]
+            assert [type(r.glyph).__name__ for r in _drawn(other, mine)] == ["Line"], f
+    # The same race against iterations (Newton steps: one row each): lines only.
+    d.model.x_axis = "iteration"
+    plots = view.trace_plots
+    for fig in plots.figures:
+        types = {type(r.glyph).__name__ for r in _drawn(saa, curves(saa)) if r in fig.renderers}
+        assert types == {"Line"}, fig.title.text
+    d.model.x_axis = "samples"
+    plots = view.trace_plots
+    assert type(_drawn(saa, curves(saa))[0].glyph).__name__ == "Step"
+    # A run at the same place whose method spends no samples in jumps: a line again, on
+    # the same figures (a new race relabels them).
+    plots.show([s.slot.label for s in d.streamer.pool], jumps=[False] * plots.size)
+    assert {type(r.glyph).__name__ for r in _drawn(saa, curves(saa))} == {"Line"}
+    d.model.shutdown()

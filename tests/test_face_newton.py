@@ -229,6 +229,7 @@ def _svm_param(case: tuple[str, float, bool]) -> pytest.param:
     name, C, icpt = case
     # phishing: Clarabel 4-8 s and face-newton 3-10 s per case on this machine.
     marks = [pytest.mark.long(seconds=20)] if name == "phishing" else []
+    marks.append(pytest.mark.slow)  # (20-70 s each on a loaded machine: the full tier)
     return pytest.param(case, id=f"{name}-C{C:g}-{'icpt' if icpt else 'noicpt'}", marks=marks)
 
 

@@ -124,7 +124,9 @@ def _cases() -> list:
             for step in STEPS:
                 cost = LONG_SECONDS.get((step, method, case))
                 marks = [pytest.mark.long(seconds=cost)] if cost else []
-                if case.startswith("a1a"):  # (the fast tier keeps breast-cancer's cases)
+                if case.startswith("a1a") or method == "fw":
+                    # (the fast tier keeps the active-set methods on breast-cancer; vanilla
+                    # FW's O(1/k) to 1e-6 takes 30-90 s there on a loaded machine)
                     marks.append(pytest.mark.slow)
                 out.append(
                     pytest.param(case, method, step, id=f"{step}-{method}-{case}", marks=marks)

@@ -7,8 +7,12 @@ and checks that no cell shows an error or a warning (stderr). On a notebook hold
 dashboard it presses Start and reads the plotted data (the Bokeh trace sources in the page)
 grow, displays the race a second time in a new cell (refused with a notice, never a
 traceback), presses Start again, times a ``1+1`` cell during the race (printed, not
-asserted), and types a bad tol to see a toast. Every request the page makes goes to
-127.0.0.1: no CDN. Screenshots go to ``test-artifacts/``.
+asserted), and types a bad tol to see a toast. Then (notebook 01 and the snippet in
+JupyterLab, the snippet in Notebook 7) it reloads the page with the kernel still running
+(the page loses every JavaScript library the outputs need): the same dashboard shows again
+in a new cell with its race, and a second Run All renders, in both cases with Start
+plotting points. Every request the page makes goes to 127.0.0.1: no CDN. Screenshots go to
+``test-artifacts/``.
 """
 
 from __future__ import annotations
@@ -206,6 +210,11 @@ def root(tmp_path_factory: pytest.TempPathFactory) -> Path:
     )
     print(f"default race's kernels compiled or loaded in {time.perf_counter() - t0:.1f} s")
     root = tmp_path_factory.mktemp("jupyter-root")
+    # No autosave: a page reloaded after a save shows the saved outputs again (a dashboard
+    # among them, which reconnects), and the checks after a reload would race that one.
+    docmanager = root / ".settings" / "@jupyterlab" / "docmanager-extension"
+    docmanager.mkdir(parents=True)
+    (docmanager / "plugin.jupyterlab-settings").write_text('{"autosave": false}')
     for path in NOTEBOOKS:
         shutil.copy(path, root / path.name)
     nb = nbformat.v4.new_notebook()
@@ -305,6 +314,11 @@ class Session:
     def cell_text(self, index: int) -> str:
         return self.page.evaluate(CELL_TEXT_JS, index)
 
+    def reload(self) -> None:
+        """Reload the browser page; the kernel keeps running, and the notebook reconnects."""
+        self.page.reload(timeout=60_000)
+        self.page.wait_for_function(KERNEL_IDLE_JS, timeout=120_000, polling=250)
+
     def close(self) -> None:
         try:
             self.page.evaluate(f"() => {PANEL}.sessionContext.shutdown()")
@@ -315,14 +329,17 @@ class Session:
 #: For a failure message: what the kernel's dashboards hold (did the click reach Python?).
 KERNEL_STATE = """import gc as _gc, threading as _th
 from ermviz.app.views.page import Dashboard as _D
+from pyviz_comms import JupyterCommJS as _J
+print("THREADS", sorted(t.name for t in _th.enumerate() if not t.name.startswith("subshell")))
+print("COMMS", [(c.id[:8], c._comm is not None) for c in _gc.get_objects() if isinstance(c, _J)])
 print("KERNEL", [dict(active=d.model.active, runs=[sl.status for sl in d.model.slots],
                       sent=d.streamer.first_point_at is not None,
                       clicks=d.start_button.clicks, starting=d.starting,
-                      loading=d.loading, disabled=d.start_button.disabled)
-                 for d in _gc.get_objects() if isinstance(d, _D)],
-      sorted(t.name for t in _th.enumerate()))
-from pyviz_comms import JupyterCommJS as _J
-print("COMMS", [(c.id[:8], c._comm is not None) for c in _gc.get_objects() if isinstance(c, _J)])"""
+                      loading=d.loading, disabled=d.start_button.disabled,
+                      streaming=d.streamer.running,
+                      shows=d.race_text.object.split('data-status="')[-1][:9],
+                      messages=d.model.messages[-3:])
+                 for d in _gc.get_objects() if isinstance(d, _D)])"""
 
 
 def _kernel_state(s: Session) -> str:
@@ -371,6 +388,18 @@ def _press_start_and_watch(s: Session, label: str) -> float:
     return first
 
 
+def _wait_race_end(s: Session, label: str) -> None:
+    """Wait until the (first) dashboard's race has ended (its budget)."""
+    deadline = time.perf_counter() + 120
+    while s.race_status() in ("running", "compiling") and time.perf_counter() < deadline:
+        s.page.wait_for_timeout(250)
+    if s.race_status() in ("running", "compiling"):
+        raise AssertionError(
+            f"{label}: the race has not ended in 120 s: {s.statuses()!r}; kernel "
+            f"{_kernel_state(s)}; console {s.console[-8:]}"
+        )
+
+
 def _check_dashboard(s: Session, label: str, shots: str | None) -> dict[str, float]:
     numbers = {"first point (s)": _press_start_and_watch(s, label)}
     if shots:
@@ -395,10 +424,7 @@ def _check_dashboard(s: Session, label: str, shots: str | None) -> dict[str, flo
     assert "already shows in another output" in s.cell_text(second), s.cell_text(second)
     # The first race ends (its budget) before Start is pressed again: its last rows must
     # not pass for the new race's first point.
-    deadline = time.perf_counter() + 120
-    while s.race_status() in ("running", "compiling") and time.perf_counter() < deadline:
-        s.page.wait_for_timeout(250)
-    assert s.race_status() not in ("running", "compiling"), f"{label}: {s.statuses()}"
+    _wait_race_end(s, label)
     numbers["first point, again (s)"] = _press_start_and_watch(s, f"{label}, second Start")
     # A bad setting typed into a widget: a toast names it.
     box = s.page.locator(".bk-input-group", has_text="tol (certificate)").locator("input")
@@ -415,7 +441,81 @@ def _check_dashboard(s: Session, label: str, shots: str | None) -> dict[str, flo
     return numbers
 
 
-def _check_notebook(browser, base: str, app: str, name: str, dashboard: bool) -> None:
+#: What Panel's outputs print in the console when the page lacks BokehJS or Panel's models.
+LIBRARY_MISSING = "Unable to run Panel code"
+
+
+#: A cell that plays a page the kernel cannot tell from the page it loaded (a front end
+#: keeping one connection across page loads): the new page counts as loaded.
+UNKNOWN_PAGE_CELL = """from ermviz.app import notebook as _nb
+_nb._loaded_pages.add(_nb.current_page())
+import panel as pn
+pn.pane.Markdown("Shown on an unknown page")"""
+
+
+def _wait_outputs(s: Session, cell: int) -> None:
+    s.page.wait_for_function(
+        f"(i) => {PANEL}.content.widgets[i].model.outputs.length > 0", arg=cell, timeout=60_000
+    )
+
+
+def _check_after_reload(s: Session, label: str, unknown_page: bool) -> dict[str, float]:
+    """After a notebook holding ``dash`` ran and raced: reload the page (the kernel and the
+    race go on), show the same dashboard in a new cell (the race as far as it got, no
+    notice) and race it, then Run All and race the new dashboard. Nothing may stay blank.
+    With ``unknown_page``, first a page the kernel takes for the loaded one: its output
+    says in one line that it is blank and names the fix, which works."""
+    raced = max(s.trace_rows()[:1] or [0])
+    s.reload()
+    numbers: dict[str, float] = {"rows of the race before it": raced}
+    if unknown_page:
+        _wait_outputs(s, s.run_cell(UNKNOWN_PAGE_CELL))
+        notice = s.page.locator(".ermviz-missing-js").first
+        notice.wait_for(state="visible", timeout=20_000)
+        assert "notebook_extension(reload=True)" in notice.inner_text(), notice.inner_text()
+        notice.screenshot(path=str(ARTIFACTS / "jupyter-blank-output-notice.png"))
+        _wait_outputs(s, s.run_cell("notebook_extension(reload=True)"))
+        _wait_outputs(s, s.run_cell('pn.pane.Markdown("Shown after the fix")'))
+        shown = s.page.locator(".jp-OutputArea-output").get_by_text("Shown after the fix")
+        shown.wait_for(state="visible", timeout=20_000)
+    # The old output went with the old page: the dashboard shows here, no notice, with
+    # the race of before the reload as far as it got.
+    cell = s.run_cell("dash.panel()")
+    _wait_outputs(s, cell)
+    assert "already shows" not in s.cell_text(cell), s.cell_text(cell)[-600:]
+    try:
+        s.page.wait_for_function(f"(n) => ({TRACE_ROWS_JS})()[0] >= n", arg=raced, timeout=20_000)
+    except Exception as exc:
+        raise AssertionError(
+            f"{label}: the race of before it shows {s.trace_rows()} rows, the old page "
+            f"showed {raced}; status {s.statuses()!r}"
+        ) from exc
+    _wait_race_end(s, label)
+    numbers["old dashboard: first point (s)"] = _press_start_and_watch(
+        s, f"{label}, the dashboard displayed before it"
+    )
+    _wait_race_end(s, label)
+    # Run All: every cell again, a new dashboard, raced.
+    numbers["run all (s)"] = s.run_all()
+    assert s.bad_outputs() == [], f"{label}: {s.bad_outputs()}"
+    numbers["first point (s)"] = _press_start_and_watch(s, f"{label}, Run All")
+    # (The first seconds of the unknown page are the only ones allowed to lack it.)
+    if not unknown_page:
+        assert not [c for c in s.console if LIBRARY_MISSING in c], s.console[-10:]
+    blank = s.page.locator(".ermviz-missing-js:visible").count()
+    assert blank == 0, f"{label}: {blank} outputs say they are blank"
+    return numbers
+
+
+def _check_notebook(
+    browser,
+    base: str,
+    app: str,
+    name: str,
+    dashboard: bool,
+    reload: bool = False,
+    unknown_page: bool = False,
+) -> None:
     ARTIFACTS.mkdir(exist_ok=True)
     s = Session(browser, base, app, name)
     try:
@@ -427,6 +527,11 @@ def _check_notebook(browser, base: str, app: str, name: str, dashboard: bool) ->
         numbers = {"run all (s)": ran}
         if dashboard:
             numbers.update(_check_dashboard(s, f"{app} {name}", shots))
+        if reload:
+            label = f"{app} {name} after a reload"
+            again = _check_after_reload(s, label, unknown_page)
+            s.page.screenshot(path=str(ARTIFACTS / f"jupyter-{app}-{Path(name).stem}-reloaded.png"))
+            print(f"{label}: " + json.dumps({k: round(v, 2) for k, v in again.items()}))
         print(f"{app} {name}: " + json.dumps({k: round(v, 2) for k, v in numbers.items()}))
         assert not [e for e in s.errors if "is not defined" in e], s.errors
         assert sorted(set(s.foreign)) == [], f"{app} {name} asked other hosts"
@@ -440,15 +545,18 @@ def _holds_dashboard(path: Path) -> bool:
 
 @pytest.mark.parametrize("path", BROWSER_NOTEBOOKS, ids=[p.name for p in BROWSER_NOTEBOOKS])
 def test_notebook_in_jupyterlab(lab: str, browser, path: Path) -> None:
-    _check_notebook(browser, lab, "lab", path.name, _holds_dashboard(path))
+    dashboard = _holds_dashboard(path)
+    _check_notebook(browser, lab, "lab", path.name, dashboard, reload=dashboard)
 
 
 def test_readme_snippet_in_jupyterlab(lab: str, browser) -> None:
-    _check_notebook(browser, lab, "lab", README_NOTEBOOK, dashboard=True)
+    _check_notebook(
+        browser, lab, "lab", README_NOTEBOOK, dashboard=True, reload=True, unknown_page=True
+    )
 
 
 def test_readme_snippet_in_notebook7(notebook7: str, browser) -> None:
-    _check_notebook(browser, notebook7, "notebook", README_NOTEBOOK, dashboard=True)
+    _check_notebook(browser, notebook7, "notebook", README_NOTEBOOK, dashboard=True, reload=True)
 
 
 def test_dashboard_notebook_in_notebook7(notebook7: str, browser) -> None:

@@ -12,7 +12,9 @@ editing this file. On a tiny bundled set per problem, each solver must
   resume) as in one call;
 * return only known statuses, and an iterate of the initial point's shape;
 * end, when asked to stop at iteration K, on a row of iteration K (or earlier, with
-  another final status) tagged as no step taken (``STEP_NONE``).
+  another final status) tagged as no step taken (``STEP_NONE``);
+* where it takes a warm start (the estimators' ``warm_start=True``): a start point of the
+  iterate's length before the first step only, with one-line errors otherwise.
 """
 
 from __future__ import annotations
@@ -42,6 +44,9 @@ DATA = {
     "maml-sine": (("sine-tasks", {"n": 400, "seed": 0}), {}),
     "lssvm": (("toy-2d", {}), {}),
 }
+#: Settings a method needs on top of its problem's (a method that solves part of what a
+#: problem's settings allow: primal-newton solves the differentiable PLQ losses only).
+METHOD_SETTINGS = {("plq", "primal-newton"): {"loss": "svm2"}}
 #: Steps each run is asked to stop at.
 K = 12
 TOL = 1e-12  # never reached in K steps on these sets, except by exact methods
@@ -60,15 +65,17 @@ def _pairs() -> list:
 _problems: dict[str, object] = {}
 
 
-def _problem(name: str):
-    if name not in _problems:
+def _problem(name: str, method: str = ""):
+    extra = METHOD_SETTINGS.get((name, method), {})
+    key = (name, tuple(sorted(extra.items())))
+    if key not in _problems:
         (dataset, kw), settings = DATA[name]
-        _problems[name] = build_problem(name, load_dataset(dataset, **kw), **settings)
-    return _problems[name]
+        _problems[key] = build_problem(name, load_dataset(dataset, **kw), **settings, **extra)
+    return _problems[key]
 
 
 def _solver(problem: str, method: str):
-    return build_solver(_problem(problem), method, METHODS[method].step, {}, TOL)
+    return build_solver(_problem(problem, method), method, METHODS[method].step, {}, TOL)
 
 
 def _run(solver, chunk) -> tuple[np.ndarray, list[int]]:
@@ -85,7 +92,7 @@ def _run(solver, chunk) -> tuple[np.ndarray, list[int]]:
 
 @pytest.mark.parametrize("problem, method", _pairs())
 def test_every_method_keeps_the_solver_contract(problem: str, method: str) -> None:
-    pb = _problem(problem)
+    pb = _problem(problem, method)
     x0 = np.asarray(pb.initial_point())
     solver = _solver(problem, method)
     assert tuple(solver.columns[: len(BASE_COLUMNS)]) == BASE_COLUMNS, solver.columns
@@ -121,3 +128,27 @@ def test_every_method_keeps_the_solver_contract(problem: str, method: str) -> No
     # Paused and resumed (chunks of 1, 2, 3, ... rows): the same rows.
     again, _ = _run(_solver(problem, method), lambda i: i % 3 + 1)
     np.testing.assert_allclose(again, whole, rtol=1e-12, atol=0, equal_nan=True)
+
+
+#: The methods that start from a given point (the estimators' ``warm_start=True``).
+WARM_STARTS = [
+    ("logreg-l1", "face-newton", "coordinates"),
+    ("plq", "primal-newton", "coefficients"),
+    ("lssvm", "cg-reduced", "dual coefficients"),
+    ("lssvm", "smo", "dual coefficients"),
+]
+
+
+@pytest.mark.parametrize("problem, method, what", WARM_STARTS)
+def test_a_warm_start_is_checked_and_taken_before_the_first_step(problem, method, what):
+    from ermviz.errors import SettingError
+
+    solver = _solver(problem, method)
+    x0 = solver.iterate()
+    with pytest.raises(SettingError, match=f"warm start has {x0.shape[0] + 1} {what}"):
+        solver.warm_start(np.zeros(x0.shape[0] + 1))
+    solver.warm_start(x0)  # its own start point: accepted
+    solver.advance(1, K)
+    assert solver.iteration > 0
+    with pytest.raises(SettingError, match="before the first step"):
+        solver.warm_start(x0)

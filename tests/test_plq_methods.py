@@ -1,5 +1,6 @@
-"""Both methods of the PLQ family (``rehline``, ``ipm``) on constrained and badly scaled
-problems, against independent references (issue 20).
+"""The methods of the PLQ family (``rehline``, ``ipm``; ``primal-newton`` on the smooth,
+unconstrained problems) on constrained and badly scaled problems, against independent
+references (issues 20 and 44).
 
 * every constraint kind (none, fairness, nonnegative, monotone, custom ``A, b``) with
   several losses, the elastic net and an intercept, on standardized synthetic data: both
@@ -14,6 +15,10 @@ problems, against independent references (issue 20).
   declares them infeasible) by ``ipm``;
 * every check: ``status == converged``, objective within 1e-6 relative of the reference,
   infeasibility at most 1e-6, and the certificate of every row bounds the suboptimality;
+* ``primal-newton`` (issue 44): the differentiable losses with and without intercept, on
+  standardized and badly scaled data, against cvxpy + Clarabel; raw cadata against the
+  closed-form ridge; sparse a9a against its dense copy; the losses and constraints it
+  refuses, with one-line errors;
 * endings: on unscaled data ``rehline`` warns about scaling, and a run that stops
   unconverged reports the best certified row it saw (objective, certificate and
   coefficients from that row); ``max_iter`` does not bind unless set.
@@ -243,6 +248,91 @@ def test_ipm_on_raw_house_8l(real_data, loss):
     if plain.status == "optimal":  # plain Clarabel fails here on the full set (issue 20)
         fstar = min(fstar, plain.objective)
     _check(pb, fstar, *_solve(pb, "ipm"))
+
+
+# ---- primal-newton: the differentiable losses without constraints ---------------------
+SMOOTH = [
+    ("svm2", {}),
+    ("svm2", {"intercept": True}),
+    ("ssvm", {}),
+    ("huber", {"intercept": True}),
+    ("mse", {}),
+]
+
+
+def _newton(pb: PlqProblem, tol: float = 1e-10):
+    solver = build_solver(pb, "primal-newton", "newton-exact", {"gap": "relative"}, tol)
+    run = Run(solver, Budget(tol=tol, max_time=300.0))
+    run.run()
+    return solver, run, run.frame()
+
+
+def _check_smooth(pb: PlqProblem, fstar: float, solver, run, frame, max_steps: int = 60) -> None:
+    assert run.status == "converged", run.message
+    assert solver.certificate_kind == "rel_duality_gap"
+    beta = solver.iterate()
+    assert pb.objective(beta) == pytest.approx(fstar, rel=REL)
+    P = frame["objective"].to_numpy()
+    D = frame["dual_objective"].to_numpy()
+    cert = frame["certificate"].to_numpy()
+    slack = 1e-9 * abs(fstar)
+    # Every row: the objective is the numpy objective of the point, the dual value a
+    # lower bound, and the certificate bounds the relative suboptimality (1/2 ||grad||^2
+    # is the duality gap at the duals the point implies).
+    assert P[-1] == pytest.approx(pb.objective(beta), rel=1e-12)
+    assert np.all(D <= fstar + slack)
+    rows = D > 0
+    assert np.all(cert[rows] * D[rows] >= P[rows] - fstar - slack)
+    # Newton: a few tens of steps on standardized data (badly scaled Huber: 173).
+    assert frame["iteration"].iloc[-1] <= max_steps
+
+
+@pytest.mark.parametrize("raw", [False, True], ids=["std", "raw"])
+@pytest.mark.parametrize("loss, extras", SMOOTH)
+def test_primal_newton_matches_cvxpy(loss, extras, raw):
+    kind = "binary" if loss in ("svm2", "ssvm") else "regression"
+    ds = _synthetic(kind, raw=raw, seed=11 + len(loss))
+    pb = PlqProblem.build(ds, loss=loss, C=2.0, kappa=0.8, **extras)
+    _check_smooth(pb, _reference(pb, rescale=raw), *_newton(pb), max_steps=400 if raw else 60)
+
+
+@pytest.mark.requires_data("cadata")
+def test_primal_newton_on_raw_cadata_matches_closed_form_ridge(real_data):
+    ds = _real("cadata")
+    pb = PlqProblem.build(ds, loss="mse", C=1.0)
+    X = ds.X.toarray() if sp.issparse(ds.X) else ds.X
+    beta = scipy.linalg.solve(np.eye(ds.p) + 2.0 * X.T @ X, 2.0 * X.T @ ds.y, assume_a="pos")
+    _check_smooth(pb, pb.objective(beta), *_newton(pb))
+
+
+@pytest.mark.requires_data("a9a")
+def test_primal_newton_on_sparse_a9a_matches_dense_and_cvxpy(real_data):
+    ds = _real("a9a", 3000)
+    dense = Dataset("dense", ds.X.toarray(), ds.y, "binary", "test")
+    fstar = None
+    for data in (ds, dense):
+        pb = PlqProblem.build(data, loss="svm2", C=1.0, intercept=True)
+        fstar = _reference(pb) if fstar is None else fstar
+        solver, run, frame = _newton(pb)
+        _check_smooth(pb, fstar, solver, run, frame)
+    assert not isinstance(solver._X, tuple)
+
+
+@pytest.mark.parametrize(
+    "settings, words",
+    [
+        ({"loss": "svm"}, "loss=svm has ReLU"),
+        ({"loss": "svm2", "constraint": "nonnegative"}, "constraint=nonnegative"),
+        ({"loss": "svm2", "l1": 0.5}, "l1 > 0"),
+    ],
+)
+def test_primal_newton_refuses_what_it_does_not_solve(settings, words):
+    from ermviz.errors import SettingError
+
+    pb = PlqProblem.build(_synthetic("binary", raw=False), **settings)
+    with pytest.raises(SettingError, match=words) as err:
+        build_solver(pb, "primal-newton", "newton-exact", {}, 1e-6)
+    assert "rehline or ipm" in str(err.value)
 
 
 # ---- endings ---------------------------------------------------------------------------

@@ -122,6 +122,7 @@ def test_sweep_rows_match_single_cli_runs(finished_sweep, tmp_path, capsys):
         assert "numba" in json.loads(row["versions"])
 
 
+@pytest.mark.slow
 def test_rerun_skips_finished_cells(finished_sweep, client):
     cfg, out, _ = finished_sweep
     before = {p.name: p.stat().st_mtime_ns for p in (out / "summaries").iterdir()}
@@ -130,6 +131,7 @@ def test_rerun_skips_finished_cells(finished_sweep, client):
     assert before == after and len(summ) == 12
 
 
+@pytest.mark.slow
 def test_report_numbers_match_the_traces(finished_sweep):
     _, out, summ = finished_sweep
     result = write_report(
@@ -235,6 +237,7 @@ def test_interrupted_sweep_resumes(tmp_path):
     assert not list((out / "traces").glob(".*"))
 
 
+@pytest.mark.slow
 def test_failed_cell_is_recorded_and_the_sweep_goes_on(client, tmp_path):
     cfg = tmp_path / "bad.toml"
     cfg.write_text(

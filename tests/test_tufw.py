@@ -109,6 +109,7 @@ def _problems(a1a, svmguide3):
     ]
 
 
+@pytest.mark.slow
 def test_estimate_is_exact_gradient_after_full_refresh(a1a, svmguide3):
     for pb in _problems(a1a, svmguide3):
         s = _tufw(pb)
@@ -161,6 +162,7 @@ def test_estimate_exact_right_after_dbd_refresh_in_a_run(a1a):
     assert log1[0, k.LOG_EST_GAP] == pytest.approx(gap_est, rel=1e-9)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("which", [0, 1, 2, 3])
 def test_maintained_state_equals_scratch_build(a1a, svmguide3, which):
     pb = _problems(a1a, svmguide3)[which]

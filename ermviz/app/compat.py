@@ -7,7 +7,9 @@ The dashboard uses Panel's and Bokeh's public API, and, where that could not do 
 * the private attributes it reads or writes, each behind a function of this module:
   :func:`document_locked` (a served session's pending writes), :func:`frozen_graph`
   (Bokeh's model-graph freeze), :func:`displayed_models` and :func:`notebook_views`
-  (where a viewable is displayed), :func:`extension_loaded`, :func:`open_comm`,
+  (where a viewable is displayed), :func:`notebook_view_refs` and
+  :func:`forget_notebook_view` (Panel's registry of notebook outputs),
+  :func:`extension_loaded`, :func:`kernel_comm`,
   :func:`template_variables`, :func:`hold_event` (a notebook document's held events);
 * the one monkeypatch, :func:`wrap_patch_stylesheet` (Panel's stylesheet patching);
 * the private hooks ermviz's subclasses override (a widget's ``_process_param_change``,
@@ -56,7 +58,8 @@ ASSUMPTIONS: tuple[tuple[str, str, str], ...] = (
     ("panel.io.state", "state._views", "notebook_views"),
     ("panel.pane", "HTML()._models", "displayed_models"),
     ("panel.config", "panel_extension._loaded", "extension_loaded"),
-    ("pyviz_comms", "Comm.__init__:_comm", "open_comm"),
+    ("pyviz_comms", "Comm.__init__:_comm", "kernel_comm"),
+    ("panel.viewable", "Viewable._cleanup", "forget_notebook_view"),
     ("panel.io.resources", "patch_stylesheet", "wrap_patch_stylesheet"),
     ("panel.reactive", "patch_stylesheet", "wrap_patch_stylesheet"),
     # Private hooks overridden by ermviz's subclasses.
@@ -77,6 +80,7 @@ ASSUMPTIONS: tuple[tuple[str, str, str], ...] = (
     ("panel.io.notebook", "JupyterCommManagerBinary", "notebook.acknowledge_comm_opens"),
     ("panel.io.notebook", "LOAD_MIME", "notebook: Notyf's load"),
     ("panel.io.notebook", "push", "live.live_fit"),
+    ("panel.io.notebook", "EXEC_MIME", "notebook: an output's page"),
     ("panel.io.notebook", "replace_inline_css", "notebook.LiveHTML"),
     ("panel.io.notebook", "patch_inline_stylesheets", "race_view: inline stylesheets"),
     ("panel.io.resources", "CDN_DIST", "notebook: local stylesheets"),
@@ -218,11 +222,27 @@ def extension_loaded() -> bool:
     return bool(getattr(pn.extension, "_loaded", False))
 
 
-def open_comm(comm: Any) -> None:
-    """Open a notebook output's comm from the kernel's side if the page has not yet (a
-    pyviz_comms comm keeps its kernel comm in ``_comm``, None until opened)."""
-    if not comm._comm:
-        comm.init()
+def notebook_view_refs() -> set[str]:
+    """The root-model ids of every notebook output Panel knows (``state._views``' keys)."""
+    import panel as pn
+
+    return set(pn.state._views)
+
+
+def forget_notebook_view(ref: str) -> None:
+    """Forget the notebook output whose root model is ``ref``, as Panel does when a page
+    deletes an output: out of ``state._views``, its models out of the viewable that made
+    them (``Viewable._cleanup``)."""
+    import panel as pn
+
+    view = pn.state._views.pop(ref, None)
+    if view is not None:
+        view[0]._cleanup(view[1])
+
+
+def kernel_comm(comm: Any) -> Any:
+    """The kernel-side comm of a pyviz_comms comm (its ``_comm``: None until opened)."""
+    return comm._comm
 
 
 def template_variables(doc: Any) -> dict[str, Any]:

@@ -51,10 +51,24 @@ def check_binary(ds: Any, problem: str) -> None:
 
 
 def append_ones(X: np.ndarray | sp.csr_matrix) -> np.ndarray | sp.csr_matrix:
-    ones = np.ones((X.shape[0], 1))
-    if sp.issparse(X):
-        return sp.hstack([X, sp.csr_matrix(ones)], format="csr")
-    return np.hstack([X, ones])
+    """``[X, 1]``: a constant-1 column appended (CSR stays CSR, one copy of the data)."""
+    if not sp.issparse(X):
+        return np.hstack([X, np.ones((X.shape[0], 1))])
+    X = sp.csr_matrix(X)
+    n, p = X.shape
+    # Each row gains one entry at its end (column p, the largest index: sorted rows stay
+    # sorted). Built directly: scipy's hstack goes through COO, 5x slower on a1a.
+    wide = X.nnz + n >= 2**31 or p + 1 >= 2**31
+    itype = np.int64 if wide else np.int32
+    indptr = X.indptr.astype(itype) + np.arange(n + 1, dtype=itype)
+    ones_at = indptr[1:] - 1
+    keep = np.ones(X.nnz + n, dtype=bool)
+    keep[ones_at] = False
+    data = np.empty(X.nnz + n)
+    indices = np.empty(X.nnz + n, dtype=itype)
+    data[keep], data[ones_at] = X.data, 1.0
+    indices[keep], indices[ones_at] = X.indices, p
+    return sp.csr_matrix((data, indices, indptr), shape=(n, p + 1))
 
 
 def binary_metrics(y_true: np.ndarray, scores: np.ndarray) -> dict[str, float]:

@@ -7,7 +7,9 @@ declares that it has this failure mode with a class attribute ``scaling``, a
 :class:`ScalingCheck` (which methods suffer, what makes the unit scale matter, the method
 that copes, if any); the CLI (at set-up, on stderr) and the dashboard (once per race, in
 its own words, see :func:`ermviz.app.state.messages.dashboard_wording`) both ask
-:func:`scaling_notices` and print the same one line.
+:func:`scaling_notices` and print the same one line; the scikit-learn estimators
+(:mod:`ermviz.estimators`) word :func:`scaling_issue` as a ``UserWarning`` naming
+``StandardScaler``.
 
 The criterion (:data:`SCALE_SPREAD`): the scale of a feature is its largest magnitude
 ``max_i |x_ij|`` (insensitive to how many rows use the feature, so binary sparse sets such
@@ -137,23 +139,50 @@ def problem_scales(problem: Any) -> FeatureScales:
     return cached
 
 
-def scaling_notices(problem: Any, method: str) -> list[str]:
-    """The one-line warning about ``problem``'s feature scales for ``method`` (CLI wording:
-    the dashboard translates the options), or nothing: when the problem declares no
-    :class:`ScalingCheck`, the check does not concern ``method``, the features are
-    standardized or their scales span at most :data:`SCALE_SPREAD`."""
+@dataclass(frozen=True)
+class ScalingIssue:
+    """Badly scaled features for a method, as :func:`scaling_issue` finds them: the facts
+    each caller words in its own terms (the CLI's ``--standardize``, the dashboard's
+    checkbox, scikit-learn's ``StandardScaler`` for the estimators)."""
+
+    check: ScalingCheck
+    scales: FeatureScales
+    spread: float
+
+    def describe(self) -> str:
+        """The facts in words: the scale range, against what, and the spread."""
+        against = f", against the unit scale of {self.check.unit}" if self.check.unit else ""
+        return (
+            f"largest |x| per feature from {self.scales.low:.3g} to {self.scales.high:.3g}"
+            f"{against}: a spread of {self.spread:.3g} > {SCALE_SPREAD:g}"
+        )
+
+
+def scaling_issue(problem: Any, method: str) -> ScalingIssue | None:
+    """The badly scaled features of ``problem`` for ``method``, or None: when the problem
+    declares no :class:`ScalingCheck`, the check does not concern ``method``, the features
+    are standardized or their scales span at most :data:`SCALE_SPREAD`."""
     check: ScalingCheck | None = getattr(type(problem), "scaling", None)
     if check is None or not check.concerns(method):
-        return []
+        return None
     scales = problem_scales(problem)
     spread = scales.spread(bool(check.unit))
     if scales.standardized or spread <= SCALE_SPREAD:
+        return None
+    return ScalingIssue(check, scales, spread)
+
+
+def scaling_notices(problem: Any, method: str) -> list[str]:
+    """The one-line warning about ``problem``'s feature scales for ``method`` (CLI wording:
+    the dashboard translates the options), or nothing (see :func:`scaling_issue`)."""
+    issue = scaling_issue(problem, method)
+    if issue is None:
         return []
-    against = f", against the unit scale of {check.unit}" if check.unit else ""
-    copes = f", --method {check.copes} solves the problem as posed" if check.copes else ""
+    copes = (
+        f", --method {issue.check.copes} solves the problem as posed" if issue.check.copes else ""
+    )
     return [
-        f"features of {problem.dataset.name!r} are badly scaled for {check.slow} (largest "
-        f"|x| per feature from {scales.low:.3g} to {scales.high:.3g}{against}: a spread of "
-        f"{spread:.3g} > {SCALE_SPREAD:g}), which may need very many iterations; "
+        f"features of {problem.dataset.name!r} are badly scaled for {issue.check.slow} "
+        f"({issue.describe()}), which may need very many iterations; "
         f"--standardize rescales the features (this changes the problem){copes}"
     ]

@@ -1,7 +1,7 @@
 """How the dashboard's figures look: text sizes (a desk's and a presentation's), tick
 labels that never overlap, wrapped titles and legends placed off the curves; and the
-pieces they are drawn with (a styled figure, a line with its glyph alone, legend proxies,
-the step markers); plain Bokeh, used by :mod:`ermviz.app.plots.figures`."""
+pieces they are drawn with (a styled figure, a line or a step curve with its glyph alone,
+legend proxies, the step markers); plain Bokeh, used by :mod:`ermviz.app.plots.figures`."""
 
 from __future__ import annotations
 
@@ -20,6 +20,7 @@ from bokeh.models import (
     LegendItem,
     Line,
     NoOverlap,
+    Step,
 )
 from bokeh.plotting import figure
 
@@ -262,6 +263,14 @@ def glyph_line(
 ):
     """A line on ``fig`` (:func:`glyph_alone`); ``visuals`` are :class:`Line`'s."""
     return glyph_alone(fig, Line(x=x, y=y, **visuals), source, name)
+
+
+def glyph_step(
+    fig: Any, x: Any, y: Any, source: ColumnDataSource, name: str | None = None, **visuals: Any
+):
+    """A step curve on ``fig`` (:func:`glyph_alone`): each point's ``y`` holds until the next
+    point's ``x`` (Bokeh's :class:`Step`, mode ``after``); ``visuals`` are its line's."""
+    return glyph_alone(fig, Step(x=x, y=y, mode="after", **visuals), source, name)
 
 
 def retarget_proxy(proxy: Any, targets: list) -> None:

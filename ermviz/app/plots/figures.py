@@ -9,6 +9,7 @@ view's drawing of a toy problem is :mod:`ermviz.app.plots.teaching_plot`.
 from __future__ import annotations
 
 import functools
+from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
@@ -34,6 +35,7 @@ from ermviz.app.plots.figure_style import (
     certificate_name,
     glyph_alone,
     glyph_line,
+    glyph_step,
     legend_proxy,
     readable_axes,
     retarget_proxy,
@@ -57,6 +59,12 @@ class TracePlots:
        size. Iteration plots share their x range; hover shows the run and the values;
        clicking a legend entry hides that run's line (and its step markers).
 
+    Against a work counter (``work_label``), a run whose method spends that work in jumps
+    (:attr:`ermviz.base.Solver.work_jumps`, e.g. SAA's samples, all drawn before its first
+    step) is drawn as steps: its certificate holds until the count is spent, where a line
+    would show it falling all along the way. Each run has both curves in those plots, one
+    of them transparent (:meth:`show` says which: a race's runs change, its figures stay).
+
     ``series`` holds one ``(label, colour, source)`` per place in the race; the figures
     keep their renderers from race to race and :meth:`show` relabels them, so Start sends
     the browser new data and labels rather than new figures. ``references`` holds one
@@ -77,6 +85,7 @@ class TracePlots:
         work_label: str = "",
         references: list[tuple[str, str, str, ColumnDataSource]] = (),
         lazy: bool = False,
+        jumps: Sequence[bool] = (),
     ) -> None:
         cert = certificate_name(certificate_kind)
         # Log axes need iteration + 1 (iteration 0 is the start point); linear ones do not.
@@ -154,6 +163,11 @@ class TracePlots:
         # Per run (and per kept run): its renderers in every plot drawn so far.
         self.renderers: list[list] = [[] for _ in self._series]
         self.ref_renderers: list[list] = [[] for _ in self._references]
+        # Per run: its (line, step curve) in each plot against a work counter, and whether
+        # the step curve is the one drawn (see show).
+        self._work_x = bool(work_label)
+        self._curves: list[list[tuple[Any, Any]]] = [[] for _ in self._series]
+        self._jumps = [False] * len(self._series)
         self._markers: dict[str, list] = {step: [] for step in STEP_MARKERS}
         self._draw(0)
         self._draw(1)
@@ -207,7 +221,7 @@ class TracePlots:
                     LegendItem(label=value(STEP_LABELS[step]), renderers=[proxy])
                 )
             add_legend(self._figures[1], self.step_items, corner)
-        self.show([entry[0] for entry in series])
+        self.show([entry[0] for entry in series], jumps=list(jumps))
         if not lazy:
             self.figures  # noqa: B018  (draws the other three)
 
@@ -263,7 +277,9 @@ class TracePlots:
             ry = (x, "subopt") if f == 2 else (x, y)
             mine.append(glyph_line(fig, *ry, src, name=label, line_dash=dash, **style))
             hover.append(mine[-1])
-        for (label, color, cds, obj, band), mine in zip(self._series, self.renderers, strict=True):
+        for i, ((label, color, cds, obj, band), mine) in enumerate(
+            zip(self._series, self.renderers, strict=True)
+        ):
             if band is not None and f == 0:
                 # A group of seeds: their min-max band and mean, under the runs' own lines.
                 mine.append(
@@ -276,12 +292,14 @@ class TracePlots:
                         fig, x, "mean", band, line_color=color, line_width=3, line_dash="dashed"
                     )
                 )
-            mine.append(
-                glyph_line(
-                    fig, x, y, obj if f == 2 else cds, name=label, line_color=color, line_width=2
-                )
-            )
-            hover.append(mine[-1])
+            src = obj if f == 2 else cds
+            mine.append(glyph_line(fig, x, y, src, name=label, line_color=color, line_width=2))
+            hover.append(mine[-1])  # (a step curve has no hit test in BokehJS)
+            if self._work_x and f != 1:
+                step = glyph_step(fig, x, y, src, name=label, line_color=color, line_width=2)
+                self._curves[i].append((mine[-1], step))
+                mine.append(step)
+                self._draw_as_steps(i)
             if self._show_steps and f < 2:
                 for step, marker in STEP_MARKERS.items():
                     self._markers[step].append(
@@ -307,6 +325,16 @@ class TracePlots:
     @property
     def size(self) -> int:
         return len(self.renderers)
+
+    def _draw_as_steps(self, i: int) -> None:
+        """Make run ``i``'s step curves opaque and its lines transparent (against a work
+        counter) when its work count jumps, else the other way round. (Transparent, not
+        hidden: a click on the legend shows or hides both, and the line keeps its hover.)"""
+        for line, step in self._curves[i]:
+            for glyph, drawn in ((line.glyph, not self._jumps[i]), (step.glyph, self._jumps[i])):
+                alpha = 1.0 if drawn else 0.0
+                if glyph.line_alpha != alpha:
+                    glyph.line_alpha = alpha
 
     def set_presentation(self, on: bool = True) -> None:
         """Larger text and lines for a room (:func:`set_presentation`), or back."""
@@ -348,9 +376,11 @@ class TracePlots:
         labels: list[str | None],
         colors: list[str] | None = None,
         groups: list[str | None] | None = None,
+        jumps: Sequence[bool] | None = None,
     ) -> None:
         """Show series ``i`` under ``labels[i]`` (in ``colors[i]``, when given: the seeds of
-        one run spec share its colour); hide the others (and ``None`` labels).
+        one run spec share its colour); hide the others (and ``None`` labels). ``jumps[i]``:
+        its run spends the plots' work counter in jumps (drawn as steps against it).
 
         Series with the same ``groups[i]`` (the seeds of one run spec) share one legend
         entry under that text, which hides them all: six seeds' entries covered the curves
@@ -358,6 +388,9 @@ class TracePlots:
         labels = (list(labels) + [None] * self.size)[: self.size]
         colors = (list(colors or []) + [None] * self.size)[: self.size]
         groups = (list(groups or []) + [None] * self.size)[: self.size]
+        self._jumps = [bool(j) for j in (list(jumps or []) + [False] * self.size)[: self.size]]
+        for i in range(self.size):
+            self._draw_as_steps(i)
         leaders: dict[str, int] = {}
         members: dict[int, list[int]] = {}
         for i, (label, group) in enumerate(zip(labels, groups, strict=True)):

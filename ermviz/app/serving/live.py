@@ -11,6 +11,7 @@ as the dashboard in a notebook does (:func:`panel.io.push_notebook`; Bokeh's own
 
 from __future__ import annotations
 
+import time
 from typing import TYPE_CHECKING, Any, TypeVar
 
 import numpy as np
@@ -18,12 +19,16 @@ import numpy as np
 from ermviz.app import compat
 
 if TYPE_CHECKING:
-    from ermviz.estimators import _RunEstimator
+    from ermviz.estimators import SolverEstimator
 
-Estimator = TypeVar("Estimator", bound="_RunEstimator")
+Estimator = TypeVar("Estimator", bound="SolverEstimator")
 
 #: Seconds between two pushes of new rows to the page (the dashboard's refresh period).
 PUSH_SECONDS = 0.35
+#: Seconds a page given Panel's JavaScript with the cell has to run it before the kernel
+#: opens the output's comm (a loaded machine's browser took up to ~8 s: tests/
+#: test_jupyter_browser.py's live fit after a reload).
+JS_GRACE_SECONDS = 10.0
 
 
 def live_fit(estimator: Estimator, X: Any, y: Any, *, every: float = PUSH_SECONDS) -> Estimator:
@@ -51,10 +56,12 @@ def live_fit(estimator: Estimator, X: Any, y: Any, *, every: float = PUSH_SECOND
         in_notebook_kernel,
         keep_unsent_changes,
         notebook_extension,
+        open_from_kernel,
+        page_has_panel_js,
     )
     from ermviz.app.state.race import PALETTE, Slot
 
-    run = estimator._prepare(X, y)
+    run = estimator.prepare_run(X, y)  # the fit, built and not started
     label = f"{type(estimator).__name__} ({run.info.method}, {run.info.step})"
     slot = Slot(0, label, PALETTE[0], run.info.method, run.info.step, {}, run=run)
     sources = RunSources(0)
@@ -71,37 +78,51 @@ def live_fit(estimator: Estimator, X: Any, y: Any, *, every: float = PUSH_SECOND
     for fig in figures:
         fig.width, fig.height = 460, 320
     shown = None
+    open_after = 0.0  # (perf_counter) when the kernel may open the outputs' comms
     if in_notebook_kernel():
         import panel as pn
         from IPython.display import display
         from panel.io.notebook import push
 
+        # Does Panel's JavaScript reach this page with this cell? (A new kernel, or a page
+        # reloaded since the last output: notebook.load_into_page sends it first.)
+        js_with_this_cell = not compat.extension_loaded() or not page_has_panel_js()
         if not compat.extension_loaded():
             notebook_extension()  # Panel's and Bokeh's JavaScript, inline: offline
         shown = pn.Row(*(pn.pane.Bokeh(fig) for fig in figures))
         display(shown)
+        if js_with_this_cell:
+            # The page needs seconds to run 7 MB of JavaScript; a comm opened from the
+            # kernel before it has is refused ("Exception opening new comm") and every
+            # update is lost: the kernel opens it only after this grace.
+            open_after = time.perf_counter() + JS_GRACE_SECONDS
         views = compat.notebook_views(shown)
         for doc, comm in views:
             if not doc.callbacks.hold_value:
                 doc.hold("combine")  # changes wait for push(), as in Panel's own outputs
             keep_unsent_changes(doc, comm)  # a message from the page meanwhile loses none
 
-    def refresh() -> None:
+    def refresh(final: bool = False) -> None:
         sources.pull()
         if shown is None:
             return
+        wait = open_after - time.perf_counter()
+        if wait > 0 and not final:
+            return  # (the page is still loading the JavaScript: the changes wait)
+        if wait > 0:
+            time.sleep(wait)  # (a fit shorter than the grace: its one update, once loaded)
         for doc, comm in views:
             # The kernel is busy with this cell until the fit ends, so the page cannot
             # open the output's comm (Panel's own push then waits for the kernel's event
             # loop, which waits for the cell): open it from the kernel's side, and send
             # the changes held on the output's document.
-            compat.open_comm(comm)
+            open_from_kernel(comm)
             push(doc, comm)
 
     slot.started = True
     run.start()
     while not run.join(every):
         refresh()
-    refresh()
+    refresh(final=True)
     estimator.live_figures_ = figures
-    return estimator._finish(run)
+    return estimator.finish_run(run)

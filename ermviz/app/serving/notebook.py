@@ -11,6 +11,14 @@ dashboard, a part of it or a HoloViews plot::
 It loads HoloViews' Bokeh backend and Panel's extensions with every JavaScript and
 stylesheet *inline* (inside the notebook's output), so a notebook renders offline and makes
 no request to a CDN, and it enables Panel's notifications (the dashboard's toasts).
+
+Pages, not kernels, hold that JavaScript: a browser page reloaded while the kernel runs has
+none of it. Panel and HoloViews remember per kernel that they loaded it, so after a reload
+their extensions sent only a "reloading" bundle without BokehJS and every output stayed
+blank ("Unable to run Panel code because Bokeh or Panel library is missing"). Here the
+JavaScript goes once to each page (:func:`load_into_page`): the kernel tells pages apart by
+the client session of the request it runs (each front-end connection has its own), and the
+first Panel or HoloViews output a new page asks for brings it along.
 """
 
 from __future__ import annotations
@@ -18,6 +26,8 @@ from __future__ import annotations
 import base64
 import threading
 import weakref
+from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import Any, ClassVar
 
 import panel as pn
@@ -77,13 +87,18 @@ class OfflineFast(Fast):
 OfflineFast.__name__ = OfflineFast.__qualname__ = "Fast"
 
 
-def notebook_extension(*extensions: str, **params: Any) -> None:
+def notebook_extension(*extensions: str, reload: bool = False, **params: Any) -> None:
     """Load what the dashboard needs in a notebook, offline: Panel's extensions
     (:data:`EXTENSIONS` and ``extensions``) and HoloViews' Bokeh backend, with inline
     resources and notifications; ``params`` go to :func:`panel.extension`.
 
-    Call it once, in the notebook's first cells, before anything is displayed (calling it
-    again is harmless). Outside a notebook it only configures Panel.
+    Call it once, in the notebook's first cells, before anything is displayed. Calling it
+    again is harmless and sends nothing the page already holds; after a browser reload it
+    sends the page everything again (and so does the first Panel or HoloViews output the
+    new page shows, without it). ``reload=True`` sends it even to a page this kernel
+    already sent it to: the fix a blank output names (:data:`MISSING_JS_NOTICE`) on a
+    page the kernel could not tell from the one it loaded. Outside a notebook it only
+    configures Panel.
     """
     import holoviews as hv
     import panel as pn
@@ -95,13 +110,199 @@ def notebook_extension(*extensions: str, **params: Any) -> None:
     pn.config.inline = True
     _keep_stylesheets_local()
     acknowledge_comm_opens()
-    _load_notyf()
-    with resources.set_resource_mode("inline"):
-        # Panel first, with notifications on: its load holds Notyf (the toasts' library);
-        # loaded after HoloViews' it came as a reload without it ("Notyf is not defined").
+    order_comm_messages()
+    with resources.set_resource_mode("inline"), _unpublished():
+        # Their Python side only (models, display hooks, comms, notifications on): what they
+        # would send the page is sent by load_into_page, once per page.
         pn.extension(*EXTENSIONS, *extensions, notifications=True, inline=True, **params)
-        # Then HoloViews' display hooks, inline too (by default it loads from the CDN).
         hv.extension("bokeh", inline=True, logo=False)
+    _load_with_each_page()
+    if reload:
+        _loaded_pages.discard(current_page() or "")
+    load_into_page()
+
+
+# -- one load per page ------------------------------------------------------------------
+#: The pages (client sessions, see :func:`current_page`) sent Panel's load.
+_loaded_pages: set[str] = set()
+#: The page each Panel or HoloViews output went to, by the output's root model id.
+_output_pages: dict[str, str] = {}
+
+
+def current_page() -> str | None:
+    """The front-end connection whose request the kernel is running: the ``session`` of
+    the request's header (None outside a kernel).
+
+    JupyterLab and Notebook 7 give each kernel connection a session id of its own (a new
+    one on each page load), and every request a page sends carries it; a reloaded page is
+    a new page. (A console attached to the notebook's kernel is a page of its own too.)"""
+    if not in_notebook_kernel():
+        return None
+    from IPython import get_ipython
+
+    # The request outputs are sent in reply to: ipykernel 7 keeps the whole message there
+    # (per thread), ipykernel 6 its header.
+    parent = getattr(get_ipython(), "parent_header", None) or {}
+    header = parent.get("header") or parent
+    return str(header.get("session", ""))
+
+
+def page_has_panel_js() -> bool:
+    """Whether the page whose request the kernel is running was sent Panel's JavaScript
+    by this kernel (:func:`load_into_page`); True outside a kernel."""
+    page = current_page()
+    return page is None or page in _loaded_pages
+
+
+def _publishing() -> bool:
+    """False while what is displayed does not reach the page: inside :func:`_unpublished`,
+    or while IPython captures it (``%%capture``)."""
+    from IPython import get_ipython
+    from IPython.core.displaypub import CapturingDisplayPublisher
+
+    if getattr(_unpublishing, "on", False):
+        return False
+    return not isinstance(getattr(get_ipython(), "display_pub", None), CapturingDisplayPublisher)
+
+
+def load_into_page() -> None:
+    """Send the page whose request the kernel is running what Panel's and HoloViews' outputs
+    need, unless it was sent before (a no-op outside a kernel).
+
+    That is Panel's load with BokehJS, Panel's models and extensions inline
+    (:func:`panel.io.notebook.load_notebook`, about 7.3 MB, as its extension sends it the
+    first time), the toasts' library (:func:`_load_notyf`), and Panel's notification area
+    and browser information, as :func:`panel.extension` shows them."""
+    page = current_page()
+    if page is None or page in _loaded_pages or not _publishing():
+        return
+    _loaded_pages.add(page)  # first: the notification area below displays through here
+    from panel.config import panel_extension
+    from panel.io.notebook import load_notebook
+    from panel.io.resources import set_resource_mode
+
+    _load_notyf()  # before Panel's load (see _load_notyf)
+    with set_resource_mode("inline"):
+        load_notebook(inline=True)
+    # (HoloViews calls it the same way: Panel's own display of its page-wide views.)
+    display_globals = getattr(panel_extension, "_display_globals", None)
+    if display_globals is not None:
+        display_globals()
+
+
+#: Appended to each Panel or HoloViews output: a line the page shows if, 8 s after the
+#: output arrived, it still lacks Panel's JavaScript (Panel's own output gives up after 5 s
+#: and stays blank, saying so in the browser's console only). Normally never shown: the
+#: kernel sends the JavaScript to each new page (:func:`load_into_page`).
+MISSING_JS_NOTICE = (
+    '<div class="ermviz-missing-js" hidden style="display:none; color:#a94442; '
+    "padding:4px 0\">This output is blank: the page lacks Panel's JavaScript. Run "
+    "<code>notebook_extension(reload=True)</code> (from ermviz.app), then this cell again.</div>"
+    "<script>(function (note) { setTimeout(function () { var B = window.Bokeh; "
+    "var ok = B && (B.Panel || (B.versions && Array.from(B.versions.values()).some("
+    "function (v) { return v.Panel; }))); if (!ok && note) { note.hidden = false; "
+    'note.style.display = "block"; } }, 8000); })(document.currentScript && '
+    "document.currentScript.previousElementSibling);</script>"
+)
+
+
+def _shown_on_page(obj: Any) -> Any:
+    """IPython's mime-bundle printer for Panel's and HoloViews' objects: their own bundle,
+    after the page got Panel's load if it lacks it (:func:`load_into_page`), with
+    :data:`MISSING_JS_NOTICE`; the output's page is noted (:func:`shown_here`)."""
+    load_into_page()
+    bundle = obj._repr_mimebundle_()
+    if not (isinstance(bundle, tuple) and len(bundle) == 2):
+        return bundle
+    data, metadata = bundle
+    from panel.io.notebook import EXEC_MIME
+
+    ref = ((metadata or {}).get(EXEC_MIME) or {}).get("id")
+    if not ref or not isinstance(data, dict):
+        return bundle
+    page = current_page()
+    if page is not None and _publishing():
+        shown = compat.notebook_view_refs()
+        for gone in [r for r in _output_pages if r not in shown]:
+            del _output_pages[gone]  # (outputs the page deleted since)
+        _output_pages[ref] = page
+    if isinstance(data.get("text/html"), str):
+        data = {**data, "text/html": data["text/html"] + MISSING_JS_NOTICE}
+    return data, metadata
+
+
+def _load_with_each_page() -> None:
+    """Route the display of every Panel and HoloViews object through :func:`_shown_on_page`
+    (IPython's ``for_type`` printers; once per kernel, a no-op outside one)."""
+    if not in_notebook_kernel():
+        return
+    import holoviews as hv
+    from IPython import get_ipython
+    from panel.viewable import Viewable, Viewer
+
+    formatter = get_ipython().display_formatter.mimebundle_formatter
+    for cls in (Viewable, Viewer, hv.core.Dimensioned):
+        formatter.for_type(cls, _shown_on_page)
+
+
+def _drop_output(ref: str) -> None:
+    """Forget the notebook output whose root model is ``ref``, as Panel does when a page
+    deletes an output: its models leave the views that made them."""
+    _output_pages.pop(ref, None)
+    compat.forget_notebook_view(ref)
+
+
+def shown_here(viewables: list[Any]) -> list[Any]:
+    """The ``viewables`` still displayed once their notebook outputs sent to another page
+    than the one whose request the kernel is running are forgotten: a page reloaded (or
+    closed) since, whose outputs are gone with it. Bokeh models belong to one document, so
+    a view whose live figures are shared (the dashboard's parts) can show again only once
+    its old outputs are let go. (An output still open in another browser tab or console
+    stops updating.)"""
+    page = current_page()
+    for viewable in viewables if page is not None else ():
+        for ref in list(getattr(viewable, "_models", {})):
+            shown_on = _output_pages.get(ref)
+            if shown_on is not None and shown_on != page:
+                _drop_output(ref)
+    return [v for v in viewables if getattr(v, "_models", None)]
+
+
+#: Set in the thread running :func:`_unpublished`'s block.
+_unpublishing = threading.local()
+
+
+def _drop_message(msg: Any) -> None:
+    """An ipykernel display-publisher hook that sends nothing."""
+    return None
+
+
+@contextmanager
+def _unpublished() -> Iterator[None]:
+    """Run the block with nothing it displays reaching the page, and the outputs it built
+    forgotten (in a kernel; outside one, just run it).
+
+    The display publisher's hooks are per thread (ipykernel keeps them so, for ipywidgets'
+    Output): messages the page sends meanwhile, handled on other threads (ipykernel 7's
+    subshells), publish as usual. (IPython's ``capture_output`` swaps the publisher for
+    every thread: a click handled meanwhile failed, "'CapturingDisplayPublisher' object has
+    no attribute 'set_parent'", and was lost.)"""
+    from IPython import get_ipython
+
+    publisher = getattr(get_ipython(), "display_pub", None)
+    if not in_notebook_kernel() or not hasattr(publisher, "register_hook"):
+        yield
+        return
+    before = compat.notebook_view_refs()
+    publisher.register_hook(_drop_message)
+    _unpublishing.on = True
+    try:
+        yield
+    finally:
+        _unpublishing.on = False
+        publisher.unregister_hook(_drop_message)
+        for ref in compat.notebook_view_refs() - before:
+            _drop_output(ref)
 
 
 _data_urls: dict[str, str] = {}
@@ -305,12 +506,13 @@ class _KeepUnsent:
 
 def keep_unsent_changes(doc: Any, comm: Any) -> None:
     """Let no change to ``doc`` (a notebook output's document, shown over ``comm``) be lost
-    before it is pushed (:class:`_KeepUnsent`), and no click held back by a message the
-    kernel dropped (:func:`acknowledge_comm_opens`); a no-op for a served page or when
-    done."""
+    before it is pushed (:class:`_KeepUnsent`), no click held back by a message the kernel
+    dropped (:func:`acknowledge_comm_opens`) and no message out of order
+    (:func:`order_comm_messages`); a no-op for a served page or when done."""
     if comm is None or doc is None or doc.session_context is not None:
         return
     acknowledge_comm_opens()
+    order_comm_messages()
     if any(isinstance(cb, _KeepUnsent) for cb in doc.callbacks.change_callbacks()):
         return
     doc.on_change(_KeepUnsent(doc, comm.id))
@@ -364,3 +566,89 @@ def acknowledge_comm_opens() -> None:
         client_comm = getattr(manager, "client_comm", None)
         if client_comm is not None and not getattr(client_comm, "_ermviz_acks", False):
             manager.client_comm = _acking(client_comm)
+
+
+#: Held while the parts of one Bokeh message go to a notebook output, and while an output's
+#: kernel-to-page comm opens (:func:`order_comm_messages`).
+_SEND_LOCK = threading.RLock()
+
+
+class _Waiting:
+    """What an output's kernel-to-page comm holds until the page opens it: the messages
+    sent meanwhile, in order (:func:`order_comm_messages`)."""
+
+    def __init__(self) -> None:
+        self.messages: list[tuple[Any, Any, Any]] = []
+
+    def send(self, data: Any = None, metadata: Any = None, buffers: Any = None) -> None:
+        self.messages.append((data, metadata, buffers))
+
+    def close(self) -> None:
+        self.messages.clear()
+
+
+def _ordered(server_comm: type) -> type:
+    """``server_comm`` (pyviz_comms' kernel-to-page comm class) made to keep the messages
+    sent before the page opened it, and send them first, in order, once it does."""
+
+    class OrderedComm(server_comm):  # type: ignore[misc, valid-type]
+        _ermviz_orders = True
+
+        def __init__(self, *args: Any, **kwargs: Any) -> None:
+            super().__init__(*args, **kwargs)
+            self._comm = _Waiting()  # (Panel sends at once, no retry, when one is set)
+
+        def init(self) -> None:
+            with _SEND_LOCK:
+                waiting = self._comm if isinstance(self._comm, _Waiting) else None
+                super().init()
+                for data, metadata, buffers in waiting.messages if waiting else ():
+                    self._comm.send(data, metadata=metadata, buffers=buffers)
+
+    OrderedComm.__name__ = OrderedComm.__qualname__ = f"Ordered{server_comm.__name__}"
+    return OrderedComm
+
+
+def open_from_kernel(comm: Any) -> None:
+    """Open an output's kernel-to-page ``comm`` from the kernel's side if the page has not
+    yet (:func:`ermviz.app.live_fit`: the page cannot while the kernel runs the cell)."""
+    opened = compat.kernel_comm(comm)
+    if opened is None or isinstance(opened, _Waiting):
+        comm.init()
+
+
+def order_comm_messages() -> None:
+    """Make the messages the kernel sends to Panel's outputs arrive whole and in order
+    (once per kernel; a no-op outside one).
+
+    Why: a Bokeh message reaches an output in several comm messages (header, metadata,
+    content, buffers), and since ipykernel 7 two threads send them: the kernel's event loop
+    (a race's streamer) and a subshell answering the page (its first message, a click).
+    Interleaved, the page read one message's header as another's content ("TypeError: s is
+    not iterable" in BokehJS) and every later update failed: measured after a reload with a
+    race running, the dashboard shown again stopped updating in 3 of 3 test runs on a
+    loaded machine. And before the page opens an output's comm, Panel retries each message
+    every 0.1 s on a timer of its own, so they arrived out of order (a stale status, rows
+    streamed in the wrong order). Here the parts of a message are sent under one lock, and
+    the messages before the page opened the comm wait in order and go first."""
+    if not in_notebook_kernel():
+        return
+    import panel.io.notebook as notebook
+    import pyviz_comms
+
+    send = notebook.send
+    if not getattr(send, "_ermviz_whole", False):
+
+        def whole(comm: Any, msg: Any, _send: Any = send) -> None:
+            with _SEND_LOCK:
+                _send(comm, msg)
+
+        whole._ermviz_whole = True  # type: ignore[attr-defined]
+        notebook.send = whole  # (push() looks it up in its module at each call)
+    for manager in (
+        getattr(notebook, "JupyterCommManagerBinary", None),
+        pyviz_comms.JupyterCommManager,
+    ):
+        server_comm = getattr(manager, "server_comm", None)
+        if server_comm is not None and not getattr(server_comm, "_ermviz_orders", False):
+            manager.server_comm = _ordered(server_comm)

@@ -137,6 +137,11 @@ class ExportView(pn.viewable.Viewer):
             certificate_kind=PROBLEMS[m.problem].certificate_kind,
             work_label="" if m.x_axis == "iteration" else m.work_label(m.x_axis),
             references=reference_series(m.references, self.streamer.work_column),
+            jumps=[
+                m.x_axis in s.slot.run.solver.work_jumps
+                for s in self.streamer.sources
+                if s.slot.run is not None
+            ],
         ).figures
         for f in figs:
             f.sizing_mode = "fixed"

@@ -37,7 +37,13 @@ import panel as pn
 from ermviz.app import compat
 from ermviz.app.lessons.view import TAB_INDEX, LessonBanner, LessonsView
 from ermviz.app.plots.streaming import Streamer
-from ermviz.app.serving.notebook import PAGE_FONT, LiveHTML, OfflineFast, keep_unsent_changes
+from ermviz.app.serving.notebook import (
+    PAGE_FONT,
+    LiveHTML,
+    OfflineFast,
+    keep_unsent_changes,
+    shown_here,
+)
 from ermviz.app.state.model import DashboardModel
 from ermviz.app.state.problem_cache import prebuild
 from ermviz.app.views.background import in_thread
@@ -528,8 +534,9 @@ class Dashboard:
         return [p for p in parts if isinstance(p, _Part) and compat.displayed_models(p)]
 
     def _refusal(self) -> pn.viewable.Viewable | None:
-        """A notice to display instead of a part while the dashboard shows elsewhere."""
-        if not self._shown():
+        """A notice to display instead of a part while the dashboard shows elsewhere (on
+        this page: outputs of a page reloaded since are let go first)."""
+        if not shown_here(self._shown()):
             return None
         return pn.pane.Alert(
             "This dashboard already shows in another output: a dashboard, or any part of "

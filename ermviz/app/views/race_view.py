@@ -355,15 +355,21 @@ class RaceView(pn.viewable.Viewer):
 
     def _show_race(self) -> None:
         """Label the plotted lines after the race's runs; hide lines without a run; one
-        legend entry for the seeds of a run spec."""
+        legend entry for the seeds of a run spec; steps for a run whose method spends the
+        x axis's work counter in jumps."""
         pool = self.streamer.pool
         live = [src.slot is not None and src.slot.run is not None for src in pool]
         bound = [src.slot for src in pool if src.slot is not None]
         shared = dict(zip(map(id, bound), group_entries(bound), strict=True))
+        x_axis = self.model.x_axis
         self._trace_plots.show(
             [src.slot.label if ok else None for src, ok in zip(pool, live, strict=True)],
             [src.slot.color if ok else None for src, ok in zip(pool, live, strict=True)],
             [shared[id(src.slot)] if ok else None for src, ok in zip(pool, live, strict=True)],
+            [
+                ok and x_axis in src.slot.run.solver.work_jumps
+                for src, ok in zip(pool, live, strict=True)
+            ],
         )
 
     # -- kept references -------------------------------------------------------------

@@ -219,6 +219,9 @@ class SaaSolver(CsoSolver):
 
     step_kind = STEP_NEWTON
     name = "saa"
+    # Its whole samples budget is drawn before the first Newton step: from 0 to n x m at
+    # once, then constant.
+    work_jumps = ("samples",)
     title = "sample average approximation: draw n x m samples, solve by Newton"
     problems = (LOGREG,)
     step_rules = ("newton-ls",)

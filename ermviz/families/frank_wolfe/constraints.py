@@ -256,6 +256,24 @@ class ConstraintSet:
         w = self.opposite(v)
         return [(v[0], v[1], 0.5), (w[0], w[1], 0.5)]
 
+    def inside(self, x: np.ndarray) -> np.ndarray:
+        """A point of the set near ``x`` (a warm start from a solution of another set, e.g.
+        the previous radius of a regularization path): ``x`` itself when it is inside;
+        otherwise clipped to the bounds (box, K-sparse, simplex) and scaled toward the
+        centre until the sum or norm bound holds (balls, K-sparse, simplex)."""
+        x = np.array(x, dtype=np.float64)
+        if self.kind == "simplex":
+            x = np.maximum(x, 0.0)
+            total = x.sum()
+            return x / total if total > 0 else np.full(self.p, 1.0 / self.p)
+        if self.kind == "box":
+            return np.clip(x, self.lo, self.hi)
+        if self.kind == "ksparse":
+            x = np.clip(x, -self.radius, self.radius)
+        norm = float(np.linalg.norm(x)) if self.kind == "l2" else float(np.abs(x).sum())
+        bound = self.radius * (self.K if self.kind == "ksparse" else 1)
+        return x * (bound / norm) if norm > bound else x
+
     def centre(self) -> np.ndarray:
         if self.kind == "box":
             return np.full(self.p, 0.5 * (self.lo + self.hi))

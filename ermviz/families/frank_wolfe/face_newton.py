@@ -113,6 +113,12 @@ class FaceNewtonSolver(Solver):
         rows = face_newton.advance(self.state, self._rec[:max_rows], self.tol, stop_at)
         return self._rec[:rows], int(self.state.status)
 
+    def warm_start(self, x: np.ndarray) -> None:
+        """Start from ``x`` (moved into the set by :meth:`.ConstraintSet.inside`) instead of
+        the problem's start point; before the first step only. The kernel recomputes
+        ``M x`` and the gradient at every iteration, so the point is all it needs."""
+        self.state.x[:] = self.cset.inside(self.warm_point(x, self.state.x, "coordinates"))
+
     @property
     def end_note(self) -> str:  # type: ignore[override]
         """Why the run stalled, in one line (empty unless it did)."""

@@ -170,6 +170,24 @@ class LssvmSolver(Solver, Method):
     def _call(self, rec: np.ndarray) -> int:
         """Run the method's kernel into ``rec``; returns the rows written."""
 
+    def warm_start(self, alpha: np.ndarray) -> None:
+        """Start from ``alpha`` (e.g. the solution for another ``C`` or ``sigma2`` on the
+        same rows) instead of 0; before the first step only. Its mean is removed, so that
+        ``1^T alpha = 0`` holds; one product with ``Q`` gives ``F = y - Q alpha``."""
+        alpha = self.warm_point(alpha, self.alpha, "dual coefficients (one per row)")
+        alpha = alpha - alpha.mean()
+        pb = self.problem
+        Ka = self._K @ alpha if self.cached else pb.kernel_times(pb.X, alpha)
+        self._start_from(alpha, pb.y - Ka - alpha / pb.C)
+
+    def _start_from(self, alpha: np.ndarray, F: np.ndarray) -> None:
+        """Set the state to ``alpha`` with ``F = y - Q alpha`` (a method that cannot start
+        from a given point says so)."""
+        raise SettingError(
+            f"{self.name} starts from alpha = 0 only (its two CG systems have no warm "
+            "start); use cg-reduced or smo"
+        )
+
     def iterate(self) -> np.ndarray:
         """The current ``alpha``. When it is the last recorded row's (always at the end of
         a run, which ends on a recorded row), its bias ``mean(y - Q alpha)``, which the
@@ -264,6 +282,16 @@ class ReducedCgSolver(LssvmSolver):
     def _current_alpha(self) -> np.ndarray:
         return np.append(self.at, -self.at.sum())  # alpha = (at; -1^T at)
 
+    def _start_from(self, alpha: np.ndarray, F: np.ndarray) -> None:
+        # The reduced residual is F_i - F_n (module docstring of solvers.lssvm).
+        self.at[:] = alpha[:-1]
+        self.r[:] = F[:-1] - F[-1]
+        self.p[:] = self.r
+        self.fstate[k.F_RR1] = float(self.r @ self.r)
+        self.fstate[k.F_FN] = float(F[-1])
+        self.alpha[:] = alpha
+        self.F[:] = F
+
     def _call(self, rec: np.ndarray) -> int:
         return k.cg_reduced_advance(
             self._X, self._sq, self._K, self._xj, self.problem.y, self.at, self.r, self.p,
@@ -304,6 +332,10 @@ class SmoSolver(LssvmSolver):
         self._atom_of = np.full(slots, -1, dtype=np.int64)
         self._stamp = np.zeros(slots, dtype=np.int64)
         self._call(self._rec[:0])
+
+    def _start_from(self, alpha: np.ndarray, F: np.ndarray) -> None:
+        self.alpha[:] = alpha
+        self.F[:] = F
 
     def _call(self, rec: np.ndarray) -> int:
         return k.smo_advance(
