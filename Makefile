@@ -56,10 +56,10 @@ test-fast: $(STAMP) lint
 	$(VENV)/bin/pytest -m "not slow" --durations=10
 
 # `ermviz serve` runs `panel serve` on the packaged app (same as app.py) with
-# --setup ermviz/app/warmup.py --check-unused-sessions 1000 --unused-session-lifetime 5000
+# --setup ermviz/app/serving/warmup.py --check-unused-sessions 1000 --unused-session-lifetime 5000
 # --show, and sets SERVE_ENV's allocator settings itself where unset (ermviz/serve.py);
 # with PROCS > 1 through ermviz.workers (--num-procs N --reuse-sessions), with PASSWORD=yes
-# behind a login page (--auth-module ermviz/app/login.py).
+# behind a login page (--auth-module ermviz/app/serving/login.py).
 serve: $(STAMP)
 	$(SERVE_ENV) $(VENV)/bin/ermviz serve --address $(ADDRESS) --port $(PORT) \
 		$(foreach o,$(ORIGINS),--allow-websocket-origin $(o)) $(if $(PROCS),--procs $(PROCS)) \

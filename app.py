@@ -3,7 +3,7 @@ does the same with safe serving defaults).
 
 This file runs the app file shipped in the package, :data:`ermviz.app.served.APP`.
 Warm numba's cache at server start (the first Start click is then immediate) with
-``panel serve app.py --setup ermviz/app/warmup.py``.
+``panel serve app.py --setup ermviz/app/serving/warmup.py``.
 """
 
 import runpy

@@ -8,7 +8,7 @@ Prints three numbers (targets in brackets):
    runs; the two set-ups alternate ``--pairs`` times and medians are compared, because
    the machine may be shared.
 2. time from the Start click to the first plotted point, with numba's cache warm (the
-   server runs ``--setup ermviz/app/warmup.py``), measured inside the page: a capturing
+   server runs ``--setup ermviz/app/serving/warmup.py``), measured inside the page: a capturing
    click listener stamps the click, a requestAnimationFrame loop stamps the first
    non-empty trace source [< 1 s].
 3. server CPU over 10 s after every run has ended, browser still connected, read from
@@ -51,7 +51,7 @@ from bench_common import (  # noqa: E402
     free_port,
 )
 
-from ermviz.app.model import DashboardModel  # noqa: E402
+from ermviz.app.state.model import DashboardModel  # noqa: E402
 
 #: Niceness of the browser in (1b) (threads and autogroup); 19 starves it under load.
 NICE = 10
@@ -86,7 +86,7 @@ def rate(iterations: list[int], seconds: list[float]) -> float:
 RACES = {
     "fw": ("dataset=wdbc", "Race"),
     # LS-SVM on banana's 5300 points (kernel matrix cached), the Teaching view open: each
-    # run's decision boundary redrawn live (ermviz/app/boundary.py). Needs ERMVIZ_DATA.
+    # run's decision boundary redrawn live (ermviz/app/plots/boundary.py). Needs ERMVIZ_DATA.
     "lssvm": (
         "dataset=banana&problem=lssvm&p.C=100&p.sigma2=1.8221&tol=1e-14"
         "&run=cg-reduced:cg&run=cg-two-system:cg&run=smo:smo",
@@ -97,7 +97,7 @@ RACES = {
 
 def headless(max_time: float, query: str = RACES["fw"][0]) -> tuple[float, float]:
     """(iterations per wall second, per solver-thread CPU second) of the race, no page."""
-    from ermviz.app import urlstate
+    from ermviz.app.state import urlstate
 
     model = DashboardModel(notifier=lambda level, msg: None)
     urlstate.load(model, f"?{query}", report=False)
@@ -215,7 +215,7 @@ def main() -> int:
             "--allow-websocket-origin",
             f"127.0.0.1:{port}",
             "--setup",
-            "ermviz/app/warmup.py",
+            "ermviz/app/serving/warmup.py",
         ],
         cwd=REPO,
         env={**os.environ, "ERMVIZ_OFFLINE": "1"},

@@ -356,7 +356,7 @@ def register_models() -> None:
             importlib.import_module(f"panel.models.{module.name}")
         except ImportError:  # optional extras (e.g. a plotting library not installed)
             pass
-    import ermviz.app.page  # noqa: F401
+    import ermviz.app.views.page  # noqa: F401
 
 
 def open_session(kind: str, browser, url: str):

@@ -94,7 +94,7 @@ REFERENCE_APP = HERE / "reference_page.py"
 FLOOR_APP = HERE / "floor_page.py"
 #: The element whose rendering marks a page as shown: the toolbar's race status.
 SHOWN = ".race-status-text"
-#: Sources whose first row is a plotted point (ermviz.app.streaming names them kind:run_id).
+#: Sources whose first row is a plotted point (ermviz.app.plots.streaming names them kind:run_id).
 PLOTTED = ("trace:", "path:", "objective:")
 #: Targets of issue 32 (seconds), checked in the CHECKS section (not by any test).
 TARGETS = {"cold": 20.0, "idle_page": 1.5, "cpu": 0.3, "first_point": 1.0, "loaded": 15.0}

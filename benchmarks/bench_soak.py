@@ -70,7 +70,7 @@ def _rss_mib() -> float:
 def _count(server) -> tuple[int, int, int, int]:
     from bokeh.document import Document
 
-    from ermviz.app.page import Dashboard
+    from ermviz.app.views.page import Dashboard
     from ermviz.runner import Run
 
     gc.collect()
@@ -104,7 +104,7 @@ def _stop_if_running(page) -> None:
 
 
 def _cycle(browser, url: str, k: int) -> None:
-    from ermviz.app.model import describe_dataset
+    from ermviz.app.state.model import describe_dataset
 
     first, second = DATASETS[k % 2], DATASETS[(k + 1) % 2]
     page = browser.new_page(viewport={"width": 1400, "height": 1000})

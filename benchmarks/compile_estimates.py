@@ -130,8 +130,8 @@ def main(argv: list[str] | None = None) -> int:
 ``FIRST_RUN["problem:method:storage"]``: CPU seconds numba spends compiling the kernels
 of that run in a fresh process with an empty cache (the first run after an install),
 read by :mod:`ermviz.compile_notice` for its "~N s". ``WARMUP_ITEM[label]``: CPU seconds
-of each item of the dashboard's warm-up plan (:func:`ermviz.app.warmup.plan`) compiled
-in plan order from an empty cache, read by :mod:`ermviz.app.warmup` for its estimates
+of each item of the dashboard's warm-up plan (:func:`ermviz.app.serving.warmup.plan`) compiled
+in plan order from an empty cache, read by :mod:`ermviz.app.serving.warmup` for its estimates
 (scaled there by the speed the warm-up observes on the machine it runs on), and
 ``WARMUP_KIND[label]`` which kernels it compiles.
 """
@@ -145,8 +145,9 @@ FIRST_RUN: dict[str, float] = {pprint.pformat(runs, width=88, sort_dicts=True)}
 
 WARMUP_ITEM: dict[str, float] = {pprint.pformat(item_cpu, width=88, sort_dicts=False)}
 
-#: Each warm-up item's kind (solver class and storage, :func:`ermviz.app.warmup_plan.kind_of`):
-#: two processes never compile one kind at once.
+#: Each warm-up item's kind (solver class and storage,
+#: :func:`ermviz.app.serving.warmup_plan.kind_of`): two processes never compile one kind
+#: at once.
 WARMUP_KIND: dict[str, str] = {pprint.pformat(item_kind, width=88, sort_dicts=False)}
 '''
     write_atomic(OUT, text)

@@ -2,7 +2,7 @@
 
 A child process with an empty numba cache (``NUMBA_CACHE_DIR`` a new temporary folder)
 builds and advances every run of the dashboard's warm-up plan
-(:func:`ermviz.app.warmup.plan`: the lessons' races, then the Frank-Wolfe methods on a
+(:func:`ermviz.app.serving.warmup.plan`: the lessons' races, then the Frank-Wolfe methods on a
 small dense and a small sparse problem), then the first CLI run on a bundled set and a
 first fit of each estimator. numba's ``numba:compile`` event (fired only for a real
 compilation, not for a cache load) gives each compilation's wall time; a compilation
@@ -79,14 +79,14 @@ def _child(skip_cli: bool, skip_estimators: bool, groups: list[str] | None = Non
     ev.register("numba:compile", Recorder())  # for the whole process
     phases: list[tuple[str, str, float, float]] = []  # (group, label, t_end, seconds)
 
-    from ermviz.app import warmup
+    from ermviz.app.serving import warmup
 
     items = warmup.plan()
     if groups is not None:
         items = [it for it in items if it.group in groups]
     builder = warmup._Builder()
     try:
-        from ermviz.app.warmup_plan import kind_of
+        from ermviz.app.serving.warmup_plan import kind_of
     except ImportError:  # (an older tree measured for a before table)
 
         def kind_of(solver) -> str:

@@ -11,7 +11,7 @@ import panel as pn
 from bokeh.models import ColumnDataSource, HoverTool
 from bokeh.plotting import figure
 
-from ermviz.app.notebook import PAGE_FONT, OfflineFast
+from ermviz.app.serving.notebook import PAGE_FONT, OfflineFast
 
 pn.extension("tabulator", notifications=True, sizing_mode="stretch_width")
 

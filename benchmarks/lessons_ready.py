@@ -34,7 +34,7 @@ os.environ.setdefault("ERMVIZ_OFFLINE", "1")
 from bench_common import core_version, cpu_seconds, descendants, table, write_atomic  # noqa: E402
 from bench_sessions import Server, browser_first_points  # noqa: E402
 
-#: What the warm-up prints (ermviz.app.warmup_terminal) at each milestone.
+#: What the warm-up prints (ermviz.app.serving.warmup_terminal) at each milestone.
 MILESTONES = {
     "first lesson": "a first lesson is ready",
     "every lesson": "every lesson is ready",

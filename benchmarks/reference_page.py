@@ -6,7 +6,7 @@ same machine (``panel serve benchmarks/reference_page.py``)."""
 
 import panel as pn
 
-from ermviz.app.notebook import PAGE_FONT, OfflineFast
+from ermviz.app.serving.notebook import PAGE_FONT, OfflineFast
 
 pn.extension("tabulator", notifications=True, sizing_mode="stretch_width")
 

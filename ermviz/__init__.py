@@ -16,8 +16,10 @@ may change without notice):
 * :mod:`ermviz.registry`: ``PROBLEMS``, ``METHODS``, ``STEP_RULES`` (what can be raced)
   and :func:`~ermviz.registry.build_problem` / :func:`~ermviz.registry.build_solver`;
 * :mod:`ermviz.sweep` and :mod:`ermviz.report`: grids of runs on Dask and their reports;
-* :mod:`ermviz.app`: :class:`~ermviz.app.Dashboard`, :func:`~ermviz.app.notebook_extension`,
-  :func:`~ermviz.app.live_fit`;
+* :mod:`ermviz.app`: the names of its ``__all__`` (:class:`~ermviz.app.Dashboard`,
+  :func:`~ermviz.app.notebook_extension`, :func:`~ermviz.app.live_fit`,
+  :class:`~ermviz.app.DashboardModel`, ...; its docstring lists them), and
+  :mod:`ermviz.app.compat`'s version bounds;
 * :mod:`ermviz.errors`: the error types (re-exported here);
 * for a new family (``docs/ARCHITECTURE.md``, "How to add a family"): :mod:`ermviz.base`
   (``Problem``, ``Solver``, ``Method``, ``methods_from``) and :mod:`ermviz.settings`

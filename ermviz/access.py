@@ -1,7 +1,7 @@
 """Who may use a served dashboard, and who may read the server's results folders.
 
 ``ermviz serve --password`` (README, "Serving a class") puts a login page in front of the
-dashboard (:mod:`ermviz.app.login`, Bokeh's auth-module hook with Panel's login handler):
+dashboard (:mod:`ermviz.app.serving.login`, Bokeh's auth-module hook with Panel's login handler):
 
 * the **class password** lets a student in (the session's user is :data:`STUDENT`);
 * the **teacher's password** (``--admin-password``) lets the teacher in (:data:`TEACHER`),
@@ -15,7 +15,7 @@ The passwords are read from the environment (:data:`PASSWORD_ENV`,
 50 ms of CPU, which also slows guessing.
 
 :func:`results_allowed` is the Results tab's rule, per session: ``ERMVIZ_RESULTS`` set empty
-turns folders off for everyone (:mod:`ermviz.app.results_model`); otherwise
+turns folders off for everyone (:mod:`ermviz.app.results.model`); otherwise
 :data:`RESULTS_ACCESS_ENV` says who may open them: ``all`` (the default, and what
 ``ermviz serve`` keeps on the loopback interface without a password), ``teacher`` (sessions
 logged in with the teacher's password) or ``off``.

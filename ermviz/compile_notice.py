@@ -30,7 +30,7 @@ and storage (dense or CSR) on the project's 2-core reference machine
 ``benchmarks/compile_estimates.py``); it is left out for a combination never measured.
 
 Where the line goes: :func:`set_sink` (default: stderr). The dashboard's warm-up process
-sends it to the server instead (``ermviz.app.warmup``), and :func:`compiling_now` lists the
+sends it to the server instead (``ermviz.app.serving.warmup``), and :func:`compiling_now` lists the
 compilations in progress in this process (for a status line).
 """
 

@@ -8,7 +8,7 @@ It runs ``panel serve`` on the app file shipped in the package
   itself when it names one host), unless ``--allow-websocket-origin`` says otherwise;
 * a password beyond the loopback interface (:mod:`ermviz.access`): ``--password`` puts a
   login page in front of the page and its websocket (Bokeh's auth module
-  :mod:`ermviz.app.login`, Panel's login handler), the class password read from
+  :mod:`ermviz.app.serving.login`, Panel's login handler), the class password read from
   ``ERMVIZ_PASSWORD`` or typed at the terminal, never from the command line (``ps`` shows
   a command line to every user); ``--admin-password`` adds the teacher's
   (``ERMVIZ_ADMIN_PASSWORD``), whose sessions alone may open results folders. Another
@@ -20,7 +20,7 @@ It runs ``panel serve`` on the app file shipped in the package
 * closed pages' sessions discarded 1-6 s after the browser has gone
   (``--check-unused-sessions 1000 --unused-session-lifetime 5000``);
 * the numba kernels compiled in the background while the server already answers
-  (``--setup`` :mod:`ermviz.app.warmup`; with several workers, one compiles for all);
+  (``--setup`` :mod:`ermviz.app.serving.warmup`; with several workers, one compiles for all);
 * glibc's allocator for Python's objects and two malloc arenas
   (``PYTHONMALLOC=malloc MALLOC_ARENA_MAX=2``, measured in
   ``benchmarks/results/bench_load.txt``). These act only when set before the interpreter
@@ -60,10 +60,10 @@ _PACKAGE = Path(__file__).resolve().parent
 #: The app file ``panel serve`` runs (the same as :data:`ermviz.app.served.APP`, named here
 #: without importing the dashboard).
 APP = _PACKAGE / "app" / "served" / "app.py"
-#: The warm-up set-up script (:mod:`ermviz.app.warmup`).
-WARMUP = _PACKAGE / "app" / "warmup.py"
-#: The login page's Bokeh auth module (:mod:`ermviz.app.login`).
-LOGIN = _PACKAGE / "app" / "login.py"
+#: The warm-up set-up script (:mod:`ermviz.app.serving.warmup`).
+WARMUP = _PACKAGE / "app" / "serving" / "warmup.py"
+#: The login page's Bokeh auth module (:mod:`ermviz.app.serving.login`).
+LOGIN = _PACKAGE / "app" / "serving" / "login.py"
 #: Memory a worker process is allowed when the default number is chosen: about 0.4 GiB
 #: idle with the lessons' kernels loaded, 50 MiB more per racing session
 #: (``benchmarks/results/bench_load.txt``).

@@ -24,7 +24,7 @@ This module adds what the fork leaves out:
   each worker asks the kernel for SIGTERM when the master is gone (Linux's
   ``PR_SET_PDEATHSIG``; elsewhere a thread watches the parent), so killing the server's
   process never leaves workers holding the port;
-* one warm-up for all workers: in worker 0 the warm-up (:mod:`ermviz.app.warmup`) runs
+* one warm-up for all workers: in worker 0 the warm-up (:mod:`ermviz.app.serving.warmup`) runs
   its compiling processes and appends their progress lines to a file private to this
   server (:func:`publisher`, at :func:`share_path`); every other worker follows that file
   (:func:`follower`) instead of compiling the same kernels again, and loads each kernel

@@ -89,7 +89,7 @@ def test_the_demo_family_reaches_the_dashboard_and_the_sweep_engine(tmp_path):
     )
     script = f"""
 import json
-from ermviz.app.model import DashboardModel
+from ermviz.app.state.model import DashboardModel
 from ermviz.sweep import load_config
 
 m = DashboardModel(dataset="sk-diabetes", problem="box-lsq")

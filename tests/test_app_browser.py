@@ -128,7 +128,7 @@ if (reason := _missing()) is not None:
 
 from playwright.sync_api import Page, sync_playwright  # noqa: E402
 
-from ermviz.app.model import describe_dataset  # noqa: E402
+from ermviz.app.state.model import describe_dataset  # noqa: E402
 
 SERVER_PID: dict[str, int] = {}
 
@@ -164,7 +164,7 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
                 "--allow-websocket-origin",
                 f"127.0.0.1:{port}",
                 "--setup",
-                "ermviz/app/warmup.py",
+                "ermviz/app/serving/warmup.py",
                 # Closed pages' sessions are destroyed within ~2 s (default: up to 32 s).
                 "--check-unused-sessions",
                 "1000",
@@ -224,7 +224,7 @@ def _open(page: Page, url: str) -> None:
     page.goto(url, timeout=60_000)
     page.wait_for_function("() => window.Bokeh && Bokeh.documents.length > 0", timeout=60_000)
     page.locator(".run-status-empty").first.wait_for(timeout=30_000)
-    # The sidebar follows the page's first render (ermviz.app.page.Dashboard.template).
+    # The sidebar follows the page's first render (ermviz.app.views.page.Dashboard.template).
     page.locator(".ermviz-controls").first.wait_for(timeout=30_000)
 
 
@@ -418,7 +418,7 @@ def test_upload_reports_parse_errors_and_selects_a_good_file(
 ) -> None:
     bad = tmp_path / "bad.csv"
     bad.write_text("1.0,2.0,1\n3.0,oops,-1\n")
-    # Large enough to travel in three chunks (ermviz.app.upload.CHUNK_BYTES = 1 MiB); a
+    # Large enough to travel in three chunks (ermviz.app.views.upload.CHUNK_BYTES = 1 MiB); a
     # chunk lost or cut would leave a broken last line, which the parser refuses.
     good = tmp_path / "good.csv"
     good.write_text(

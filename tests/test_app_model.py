@@ -14,12 +14,13 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from ermviz.app import datasets as datasets_mod
-from ermviz.app import model as model_mod
-from ermviz.app import thinning, urlstate
-from ermviz.app.model import DashboardModel, RunSpec
-from ermviz.app.streaming import FLOOR, Streamer, geometry_for
-from ermviz.app.thinning import thin_rows
+from ermviz.app.plots import thinning
+from ermviz.app.plots.streaming import FLOOR, Streamer, geometry_for
+from ermviz.app.plots.thinning import thin_rows
+from ermviz.app.state import datasets as datasets_mod
+from ermviz.app.state import model as model_mod
+from ermviz.app.state import urlstate
+from ermviz.app.state.model import DashboardModel, RunSpec
 from ermviz.errors import SettingError
 from ermviz.registry import PROBLEMS
 
@@ -544,7 +545,7 @@ def test_upload_errors_are_notified_with_the_users_file_name(monkeypatch):
 
 def test_setting_widgets_revert_invalid_values_and_notify():
     pn = pytest.importorskip("panel")
-    from ermviz.app.widgets import setting_widget
+    from ermviz.app.views.widgets import setting_widget
 
     m = make_model()
     spec = m.add_run("afw", "armijo")
@@ -563,13 +564,13 @@ def test_setting_widgets_revert_invalid_values_and_notify():
 
 def test_dashboard_views_build_start_and_export_without_a_server():
     pytest.importorskip("panel")
-    from ermviz.app.page import Dashboard
+    from ermviz.app.views.page import Dashboard
 
     m = make_model()
     dash = Dashboard(m)
-    assert dash._problem_widgets["C"].value == 1000.0
+    assert dash.controls_view.problem_widgets["C"].value == 1000.0
     m.dataset = "toy-2d"  # preset: another problem, its own setting widgets and values
-    assert set(dash._problem_widgets) == {
+    assert set(dash.controls_view.problem_widgets) == {
         "radius",
         "intercept",
         "start",
@@ -578,24 +579,26 @@ def test_dashboard_views_build_start_and_export_without_a_server():
         "hi",
         "K",
     }
-    assert dash._problem_widgets["radius"].value == 3.0
+    assert dash.controls_view.problem_widgets["radius"].value == 3.0
     m.dataset = "toy-simplex-4"
-    assert dash.teaching_plot is not None  # preview of the tetrahedron before Start
+    assert (
+        dash.teaching_view.build().teaching_plot is not None
+    )  # preview of the tetrahedron before Start
     m.step_delay = 0.0
     dash.start_sync()
     assert wait_until(lambda: all(s.done for s in m.slots), 10)
     dash.streamer.pull()
-    assert len(dash.figures) == 5
-    assert dash.table.object.count("<tr>") == 4  # header + one row per run
-    assert "converged" in dash.table.object
+    assert len(dash.race_view.figures) == 5
+    assert dash.race_view.table.object.count("<tr>") == 4  # header + one row per run
+    assert "converged" in dash.race_view.table.object
     assert "converged" in dash.status_strip.object
-    page = dash.export_html().getvalue().decode()
+    page = dash.export_view.export_html().getvalue().decode()
     assert page.startswith("<!DOCTYPE html>") and "PFW exact" in page
     m.show_steps = True  # rebuilds with step markers
-    n_renderers = sum(len(f.renderers) for f in dash.figures)
+    n_renderers = sum(len(f.renderers) for f in dash.race_view.figures)
     m.show_steps = False
-    assert sum(len(f.renderers) for f in dash.figures) < n_renderers
-    csv = pd.read_csv(io.BytesIO(dash.csv_download.callback().getvalue()))
+    assert sum(len(f.renderers) for f in dash.race_view.figures) < n_renderers
+    csv = pd.read_csv(io.BytesIO(dash.export_view.csv_download.callback().getvalue()))
     assert set(csv["run_id"]) == {s.run_id for s in m.slots}
     dash.reset()
     assert m.race_status == "idle" and dash.streamer.sources == []
@@ -603,7 +606,7 @@ def test_dashboard_views_build_start_and_export_without_a_server():
 
 def test_a_run_failing_mid_race_becomes_an_error_status_and_one_notification():
     pytest.importorskip("panel")
-    from ermviz.app.page import Dashboard
+    from ermviz.app.views.page import Dashboard
 
     m = make_model()
     m.max_time = 1.0
@@ -652,7 +655,7 @@ def test_start_over_the_lessons_gallery_shows_the_race_tab():
     # Issue 30: in a notebook, Start pressed on the opening Lessons tab left the moving
     # plots out of sight; a tab the user chose (teaching view, results) is kept.
     from ermviz.app import Dashboard
-    from ermviz.app.lessons_view import TAB_INDEX
+    from ermviz.app.lessons.view import TAB_INDEX
 
     dash = Dashboard(make_model(max_time=0.2, tol=1e-2))
     tabs = dash.tabs()
@@ -822,7 +825,7 @@ def test_start_pressed_while_a_lesson_loads_races_the_whole_lesson():
     import asyncio
 
     pytest.importorskip("panel")
-    from ermviz.app.page import Dashboard
+    from ermviz.app.views.page import Dashboard
 
     dash = Dashboard()
     assert dash.load_lesson("pairwise-wdbc")  # another lesson's set-up first (SVM dual)
@@ -860,7 +863,7 @@ def test_load_then_start_at_once_races_each_lesson_loaded():
     # then started at once, races its own declared data, problem and runs.
     pytest.importorskip("panel")
     from ermviz.app.lessons import LESSONS, unavailable_reason
-    from ermviz.app.page import Dashboard
+    from ermviz.app.views.page import Dashboard
 
     dash = Dashboard()
     available = dash.model.param.dataset.objects
@@ -917,7 +920,7 @@ def test_the_sidebar_shows_only_the_settings_that_apply():
     # lmo_tol and max_lmo_iters whatever the problem, step labels were cut mid-word and
     # the problem was called "l1-constrained" on the l2 disc.
     pytest.importorskip("panel")
-    from ermviz.app.controls import ControlsView
+    from ermviz.app.views.controls import ControlsView
     from ermviz.registry import METHODS, STEP_RULES
 
     m = make_model()  # svm-dual on wdbc
@@ -1016,11 +1019,11 @@ def test_sessions_share_a_catalog_problem_built_once_and_keep_their_uploads_own(
     concurrent askers wait for that one build; an upload's stays its session's."""
     import threading
 
-    from ermviz.app import problem_cache
+    from ermviz.app.state import lifecycle, problem_cache
 
     problem_cache.clear()
     calls = []
-    real = model_mod.build_problem
+    real = lifecycle.build_problem
 
     def counting(*args, **kwargs):
         calls.append(args[0])
@@ -1030,7 +1033,7 @@ def test_sessions_share_a_catalog_problem_built_once_and_keep_their_uploads_own(
     models = [make_model(dataset="wdbc") for _ in range(4)]
     got = [None] * 4
     try:
-        model_mod.build_problem = counting
+        lifecycle.build_problem = counting
 
         def ask(i):
             got[i] = models[i].build_problem()
@@ -1053,7 +1056,7 @@ def test_sessions_share_a_catalog_problem_built_once_and_keep_their_uploads_own(
         pa, pb = a.build_problem(), b.build_problem()
         assert pa is not pb and not np.array_equal(pa.X, pb.X)
     finally:
-        model_mod.build_problem = real
+        lifecycle.build_problem = real
         problem_cache.clear()
 
 
@@ -1067,7 +1070,7 @@ def test_a_live_pane_sends_its_new_text_without_its_stylesheets():
     from bokeh.document import Document
     from panel.io.state import set_curdoc
 
-    from ermviz.app.notebook import LiveHTML, OfflineFast
+    from ermviz.app.serving.notebook import LiveHTML, OfflineFast
 
     changes: dict[str, list] = {}
     for cls in (pn.pane.HTML, LiveHTML):

@@ -16,9 +16,10 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from ermviz.app import results_model, urlstate
-from ermviz.app.results_model import ResultsModel
-from ermviz.app.results_view import ResultsView, curves_plot, profile_plot
+from ermviz.app.results import model as results_model
+from ermviz.app.results.model import ResultsModel
+from ermviz.app.results.view import ResultsView, curves_plot, profile_plot
+from ermviz.app.state import urlstate
 from ermviz.report import write_report
 from ermviz.sweep import load_config, load_summaries, load_traces, run_cell
 
@@ -352,13 +353,13 @@ def test_results_folders_are_found_under_the_configured_roots(
 
 
 def test_the_dashboard_has_a_results_tab_outside_the_url(sweep_dir: Path) -> None:
-    from ermviz.app.page import Dashboard
+    from ermviz.app.views.page import Dashboard
 
     dash = Dashboard()
     tabs = dash.tabs()
     assert "Results" in tabs._names
     dash.show_tab("results")  # built and drawn when first shown (dynamic tabs)
-    assert tabs[tabs._names.index("Results")].objects == [dash.sweep_results.panel]
+    assert tabs[tabs._names.index("Results")].objects == [dash.sweep_results.layout]
     before = urlstate.encode(dash.model)
     assert dash.sweep_results.model.open(sweep_dir)
     after = urlstate.encode(dash.model)

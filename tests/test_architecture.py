@@ -128,7 +128,7 @@ def test_the_tree_has_the_modules_this_test_expects():
         assert name in MODULES
     graph = _graph()
     assert "ermviz.base" in graph["ermviz.registry"]
-    assert "ermviz.app.results_model" in graph["ermviz.app.page"]
+    assert "ermviz.app.results.model" in graph["ermviz.app.views.page"]
     assert "ermviz.families.plq" in graph["ermviz.registry"]  # importlib, by name
 
 

@@ -81,7 +81,7 @@ def test_an_estimators_first_fit_says_it_once_then_nothing(tmp_path: Path) -> No
 def test_a_notebook_race_of_three_methods_says_it_once(tmp_path: Path) -> None:
     code = textwrap.dedent(
         """
-        from ermviz.app.model import DashboardModel
+        from ermviz.app.state.model import DashboardModel
         model = DashboardModel(notifier=lambda level, message: None)  # FW, AFW, PFW on wdbc
         slots = model.prepare()
         assert len(slots) >= 2 and all(s.run is not None for s in slots), slots

@@ -226,8 +226,8 @@ def test_cli_repeat_reports_each_seed_and_their_mean_and_deviation(capsys, tmp_p
 
 @pytest.mark.slow
 def test_the_dashboard_races_the_three_methods_on_one_samples_budget():
-    from ermviz.app import urlstate
-    from ermviz.app.model import DashboardModel
+    from ermviz.app.state import urlstate
+    from ermviz.app.state.model import DashboardModel
 
     m = DashboardModel(notifier=lambda level, msg: None)
     m.dataset = "cso-synthetic"  # the preset: invariant-logreg, bsgd / bspiderboost / saa
@@ -254,8 +254,8 @@ def test_the_dashboard_races_the_three_methods_on_one_samples_budget():
 def test_repeated_seeds_race_as_groups_with_a_band_and_a_mean_row():
     import time
 
-    from ermviz.app import urlstate
-    from ermviz.app.page import Dashboard
+    from ermviz.app.state import urlstate
+    from ermviz.app.views.page import Dashboard
 
     d = Dashboard()
     query = (
@@ -325,7 +325,7 @@ def test_saa_is_drawn_as_steps_against_the_samples_it_draws_at_once():
     import time
 
     from ermviz.app.lessons import apply_lesson, get_lesson
-    from ermviz.app.page import Dashboard
+    from ermviz.app.views.page import Dashboard
 
     d = Dashboard()
     assert apply_lesson(d.model, get_lesson("cso-inner-batch")) is None

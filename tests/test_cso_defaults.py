@@ -26,9 +26,9 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from ermviz.app import urlstate
-from ermviz.app.lesson_claims import Race
 from ermviz.app.lessons import get_lesson
+from ermviz.app.lessons.claims import Race
+from ermviz.app.state import urlstate
 from ermviz.cli import main
 from ermviz.data import load_dataset
 from ermviz.families.cso.problem import NOISE_UNIT

@@ -2,7 +2,7 @@
 
 Every row of the CSV (and Parquet) export carries its run's dataset, problem and its
 settings, method, step rule and their settings, budget, seed and preprocessing
-(:data:`ermviz.app.race.SETTING_COLUMNS`). Read back with plain ``pandas.read_csv``, they
+(:data:`ermviz.app.state.race.SETTING_COLUMNS`). Read back with plain ``pandas.read_csv``, they
 must equal what the race was set up with - for the live race and for a kept reference
 race set up differently.
 """
@@ -16,9 +16,9 @@ import time
 import pandas as pd
 import pytest
 
-from ermviz.app.model import DashboardModel
-from ermviz.app.race import SETTING_COLUMNS
-from ermviz.app.runspec import RunSpec
+from ermviz.app.state.model import DashboardModel
+from ermviz.app.state.race import SETTING_COLUMNS
+from ermviz.app.state.runspec import RunSpec
 
 
 def _race(model: DashboardModel) -> None:

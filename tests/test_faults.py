@@ -43,11 +43,11 @@ from bokeh.document import Document  # noqa: E402
 from bokeh.server.contexts import BokehSessionContext, _RequestProxy  # noqa: E402
 from panel.io.state import set_curdoc  # noqa: E402
 
-from ermviz.app import export_view  # noqa: E402
-from ermviz.app.model import DashboardModel, RunSpec  # noqa: E402
-from ermviz.app.page import Dashboard, build_dashboard  # noqa: E402
-from ermviz.app.results_model import ResultsModel  # noqa: E402
-from ermviz.app.results_view import ResultsView  # noqa: E402
+from ermviz.app.results.model import ResultsModel  # noqa: E402
+from ermviz.app.results.view import ResultsView  # noqa: E402
+from ermviz.app.state.model import DashboardModel, RunSpec  # noqa: E402
+from ermviz.app.views import export_view  # noqa: E402
+from ermviz.app.views.page import Dashboard, build_dashboard  # noqa: E402
 
 #: The message of the injected exception: two lines, as numba's and scipy's often are.
 BOOM = "overflow in the line search\nat iteration 12"
@@ -261,7 +261,7 @@ class _Connections:
 def test_a_page_whose_browser_left_stops_its_runs_before_bokeh_ends_the_session(
     served_session: BokehSessionContext,
 ) -> None:
-    from ermviz.app.streaming import DISCONNECT_GRACE
+    from ermviz.app.plots.streaming import DISCONNECT_GRACE
 
     dash = build_dashboard(LONG_RACE)
     browser = _Connections()
@@ -479,9 +479,9 @@ def test_dashboard_downloads_on_a_full_disk_notify_and_send_nothing(
     )
     assert results.model.open(str(damaged_results[0]))
     buttons = {
-        "CSV export": dash.csv_download,
-        "Parquet export": dash.parquet_download,
-        "HTML export": dash.html_download,
+        "CSV export": dash.export_view.csv_download,
+        "Parquet export": dash.export_view.parquet_download,
+        "HTML export": dash.export_view.html_download,
         "results CSV export": results.csv_download,
         "results Markdown export": results.md_download,
     }

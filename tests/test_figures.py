@@ -11,11 +11,11 @@ import numpy as np
 import pytest
 from bokeh.models import ColumnDataSource, CustomJSTickFormatter, NoOverlap
 
-from ermviz.app import figure_style as style_mod
-from ermviz.app import teaching_plot as teaching_mod
-from ermviz.app.figure_style import TEXT_STYLES, set_presentation
-from ermviz.app.figures import TracePlots
-from ermviz.app.teaching_plot import TeachingPlot
+from ermviz.app.plots import figure_style as style_mod
+from ermviz.app.plots import teaching_plot as teaching_mod
+from ermviz.app.plots.figure_style import TEXT_STYLES, set_presentation
+from ermviz.app.plots.figures import TracePlots
+from ermviz.app.plots.teaching_plot import TeachingPlot
 
 
 def _series(n: int = 3):
@@ -192,7 +192,7 @@ def test_the_seeds_of_one_run_share_a_legend_entry_that_hides_them_all():
     share one entry ("label · k seeds"); a click on it hides every seed's lines, on the
     server and (its callback reaches the other seeds' proxies) in the browser, and in a
     plot drawn later too. Each line keeps its seed's name for the hover."""
-    from ermviz.app.race import Slot, group_entries
+    from ermviz.app.state.race import Slot, group_entries
 
     slots = [
         Slot(0, "BSGD · seed 0", "#1f77b4", "bsgd", "fixed", {}, group=0),
@@ -227,8 +227,8 @@ def test_the_seeds_of_one_run_share_a_legend_entry_that_hides_them_all():
 
 
 def test_the_race_tab_draws_a_diagnostic_plot_when_its_tab_opens():
-    from ermviz.app.model import DashboardModel
-    from ermviz.app.page import Dashboard
+    from ermviz.app.state.model import DashboardModel
+    from ermviz.app.views.page import Dashboard
 
     dash = Dashboard(DashboardModel())
     view = dash.race_view

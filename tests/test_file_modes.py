@@ -72,7 +72,7 @@ def test_sweep_cells_and_report_honour_the_umask(tmp_path: Path, umask: int) -> 
 
 
 def test_png_export_file_honours_the_umask(tmp_path: Path, umask: int) -> None:
-    from ermviz.app.png import write_atomically
+    from ermviz.app.plots.png import write_atomically
 
     path = write_atomically(tmp_path / "fig.png", b"\x89PNG\r\n\x1a\n")
     assert _mode(path) == 0o666 & ~umask

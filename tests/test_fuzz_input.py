@@ -38,8 +38,8 @@ from hypothesis import strategies as st
 
 import ermviz.data as data_mod
 from ermviz import cli
-from ermviz.app.datasets import UPLOAD_PREFIX
-from ermviz.app.model import DashboardModel
+from ermviz.app.state.datasets import UPLOAD_PREFIX
+from ermviz.app.state.model import DashboardModel
 from ermviz.data import load_dataset, readers
 from ermviz.errors import DataError
 

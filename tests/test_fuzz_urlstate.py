@@ -27,10 +27,10 @@ from hypothesis import event, given, settings
 from hypothesis import strategies as st
 
 from ermviz import data as data_mod
-from ermviz.app import urlstate
-from ermviz.app.datasets import preset_for
-from ermviz.app.model import MAX_RUNS, DashboardModel
-from ermviz.app.runspec import parse_settings, settings_of
+from ermviz.app.state import urlstate
+from ermviz.app.state.datasets import preset_for
+from ermviz.app.state.model import MAX_RUNS, DashboardModel
+from ermviz.app.state.runspec import parse_settings, settings_of
 from ermviz.registry import METHODS, PROBLEMS, STEP_RULES
 from ermviz.runner import NO_ITER_LIMIT
 
@@ -340,7 +340,7 @@ def test_a_failure_while_applying_restores_the_page(monkeypatch):
 def test_the_whole_page_builds_from_any_link(query):
     # The page (controls, race, teaching and export views) on top of the model; outside a
     # server, as in a notebook (a bad link used to end in an AttributeError there).
-    from ermviz.app.page import build_dashboard
+    from ermviz.app.views.page import build_dashboard
 
     dash = build_dashboard(query)
     try:

@@ -200,7 +200,11 @@ def root(tmp_path_factory: pytest.TempPathFactory) -> Path:
     # the test gives the first point, and the dashboard would only say "compiling".
     t0 = time.perf_counter()
     subprocess.run(
-        [sys.executable, "-c", "from ermviz.app.notebook import warm_default_race as w; w()"],
+        [
+            sys.executable,
+            "-c",
+            "from ermviz.app.serving.notebook import warm_default_race as w; w()",
+        ],
         check=True,
         cwd=REPO,
         env={**os.environ, "ERMVIZ_OFFLINE": "1"},
@@ -326,14 +330,14 @@ class Session:
 
 #: For a failure message: what the kernel's dashboards hold (did the click reach Python?).
 KERNEL_STATE = """import gc as _gc, threading as _th
-from ermviz.app.page import Dashboard as _D
+from ermviz.app.views.page import Dashboard as _D
 from pyviz_comms import JupyterCommJS as _J
 print("THREADS", sorted(t.name for t in _th.enumerate() if not t.name.startswith("subshell")))
 print("COMMS", [(c.id[:8], c._comm is not None) for c in _gc.get_objects() if isinstance(c, _J)])
 print("KERNEL", [dict(active=d.model.active, runs=[sl.status for sl in d.model.slots],
                       sent=d.streamer.first_point_at is not None,
-                      clicks=d.start_button.clicks, starting=d._starting,
-                      loading=d._loading is not None, disabled=d.start_button.disabled,
+                      clicks=d.start_button.clicks, starting=d.starting,
+                      loading=d.loading, disabled=d.start_button.disabled,
                       streaming=d.streamer.running,
                       shows=d.race_text.object.split('data-status="')[-1][:9],
                       messages=d.model.messages[-3:])

@@ -10,7 +10,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from ermviz.app.datasets import preset_for
+from ermviz.app.state.datasets import preset_for
 from ermviz.data import load_dataset
 from ermviz.data.preprocessing import preprocess
 from ermviz.registry import build_problem, build_solver

@@ -27,9 +27,18 @@ import numpy as np
 import pytest
 
 from ermviz import data as data_mod
-from ermviz.app import urlstate
-from ermviz.app.datasets import available_datasets
-from ermviz.app.lesson_claims import (
+from ermviz.app.lessons import (
+    FIRST_LESSON,
+    LESSONS,
+    TABS,
+    LessonError,
+    Promise,
+    apply_lesson,
+    get_lesson,
+    lesson_names,
+    unavailable_reason,
+)
+from ermviz.app.lessons.claims import (
     Above,
     Ahead,
     Cost,
@@ -43,18 +52,9 @@ from ermviz.app.lesson_claims import (
     Steps,
     race_of,
 )
-from ermviz.app.lessons import (
-    FIRST_LESSON,
-    LESSONS,
-    TABS,
-    LessonError,
-    Promise,
-    apply_lesson,
-    get_lesson,
-    lesson_names,
-    unavailable_reason,
-)
-from ermviz.app.model import DashboardModel
+from ermviz.app.state import urlstate
+from ermviz.app.state.datasets import available_datasets
+from ermviz.app.state.model import DashboardModel
 from ermviz.registry import get_problem
 
 
@@ -172,7 +172,7 @@ def test_applying_a_lesson_sets_exactly_its_configuration() -> None:
 
 
 def test_a_lesson_link_loads_it_and_an_unknown_one_is_notified() -> None:
-    from ermviz.app.page import build_dashboard
+    from ermviz.app.views.page import build_dashboard
 
     dash = build_dashboard("lesson=zigzag-toy")
     assert dash.model.dataset == "toy-2d" and dash.initial_tab == "teaching"

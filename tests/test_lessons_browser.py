@@ -56,9 +56,9 @@ from test_app_browser import (  # noqa: F401  (server is a fixture)
     server,
 )
 
-from ermviz.app.lesson_claims import Ahead, Race
 from ermviz.app.lessons import FIRST_LESSON, LESSONS, Lesson, get_lesson
-from ermviz.app.model import describe_dataset
+from ermviz.app.lessons.claims import Ahead, Race
+from ermviz.app.state.model import describe_dataset
 
 pytestmark = pytest.mark.browser
 

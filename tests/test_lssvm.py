@@ -237,7 +237,7 @@ def test_cli_summary_reports_d_the_relative_gap_kernel_evals_and_bias(capsys, re
 def test_the_dashboard_races_the_three_methods_to_the_same_d(real_data):
     import time
 
-    from ermviz.app.model import DashboardModel
+    from ermviz.app.state.model import DashboardModel
 
     m = DashboardModel(notifier=lambda level, msg: None)
     m.dataset = "waveform"
@@ -339,19 +339,24 @@ def test_the_teaching_view_draws_each_runs_boundary_live_and_in_the_export():
 
     from bokeh.plotting.contour import contour_data
 
-    from ermviz.app import urlstate
-    from ermviz.app.boundary import BoundaryPlot
-    from ermviz.app.page import Dashboard
+    from ermviz.app.plots.boundary import BoundaryPlot
+    from ermviz.app.state import urlstate
+    from ermviz.app.views.page import Dashboard
 
     d = Dashboard()
     urlstate.load(
         d.model,
         "?dataset=blobs&problem=lssvm&p.C=10&tol=1e-10&max_time=30&run=cg-reduced:cg&run=smo:smo",
     )
-    assert isinstance(d.boundary_plot, BoundaryPlot)  # the preview: the data, no run
-    assert len(d.boundary_plot.figures) == 1 and not d.boundary_plot.images[0].data["image"]
+    assert isinstance(
+        d.teaching_view.build().boundary_plot, BoundaryPlot
+    )  # the preview: the data, no run
+    assert (
+        len(d.teaching_view.build().boundary_plot.figures) == 1
+        and not d.teaching_view.build().boundary_plot.images[0].data["image"]
+    )
     d.start_sync()
-    plot = d.boundary_plot
+    plot = d.teaching_view.build().boundary_plot
     assert isinstance(plot, BoundaryPlot) and len(plot.figures) == 2
     end = time.perf_counter() + 60
     while d.model.active and time.perf_counter() < end:
@@ -374,7 +379,7 @@ def test_the_teaching_view_draws_each_runs_boundary_live_and_in_the_export():
         expected = contour_data(plot.xs, plot.ys, Z, [0.0]).line_data
         assert len(drawn["xs"][0]) > 2
         np.testing.assert_allclose(drawn["xs"][0], expected.xs[0])
-    html = d.export_html().getvalue().decode()
+    html = d.export_view.export_html().getvalue().decode()
     assert html.count("boundary-image") >= 2  # the snapshot figures are in the export
 
 
@@ -387,8 +392,8 @@ def _kernel_between(A, B, sigma2):
 def test_the_race_plots_can_count_kernel_evaluations_on_x():
     import time
 
-    from ermviz.app import urlstate
-    from ermviz.app.page import Dashboard
+    from ermviz.app.state import urlstate
+    from ermviz.app.views.page import Dashboard
 
     d = Dashboard()
     urlstate.load(
@@ -403,7 +408,7 @@ def test_the_race_plots_can_count_kernel_evaluations_on_x():
     d.streamer.pull()
     d.model.x_axis = "kernel_evals"  # the curves are sent again, on the new axis
     d.streamer.pull()
-    assert d.figures[0].xaxis.axis_label == "kernel evaluations + 1"
+    assert d.race_view.figures[0].xaxis.axis_label == "kernel evaluations + 1"
     n = d.model.problem_obj.n
     per_step = {"cg-reduced": n * (n + 1) // 2, "smo": 2 * n}  # the stated count
     for src in d.streamer.sources:
@@ -420,8 +425,8 @@ def test_the_race_plots_can_count_kernel_evaluations_on_x():
 def test_moons_is_bundled_and_opens_the_ls_svm_boundary_view():
     from sklearn.datasets import make_moons
 
-    from ermviz.app.boundary import BoundaryPlot
-    from ermviz.app.page import Dashboard
+    from ermviz.app.plots.boundary import BoundaryPlot
+    from ermviz.app.views.page import Dashboard
 
     ds = load_dataset("moons", noise=0.1, seed=3)
     X, y01 = make_moons(n_samples=300, noise=0.1, random_state=3)
@@ -430,7 +435,7 @@ def test_moons_is_bundled_and_opens_the_ls_svm_boundary_view():
     d = Dashboard()
     d.model.dataset = "moons"  # the preset: LS-SVM, its three methods, the boundary view
     assert d.model.problem == "lssvm" and len(d.model.specs) == 3
-    assert isinstance(d.boundary_plot, BoundaryPlot)
+    assert isinstance(d.teaching_view.build().boundary_plot, BoundaryPlot)
     # A Gaussian kernel separates the moons: the LS-SVM solution beats any line.
     pb = build_problem("lssvm", load_dataset("moons"), C=10.0, sigma2=0.1)
     solver, _ = _solve(pb, "cg-reduced", tol=1e-8)

@@ -22,8 +22,8 @@ def _numpy_net(w: np.ndarray, hidden: int, x: np.ndarray) -> np.ndarray:
 
 @pytest.mark.slow
 def test_the_dashboard_races_the_meta_learning_methods_on_one_budget():
-    from ermviz.app import urlstate
-    from ermviz.app.model import DashboardModel
+    from ermviz.app.state import urlstate
+    from ermviz.app.state.model import DashboardModel
 
     m = DashboardModel(notifier=lambda level, msg: None)
     m.dataset = "sine-tasks"  # the preset: maml-sine, four methods, a samples budget

@@ -10,7 +10,7 @@ import gc
 
 import pytest
 
-from ermviz.app import memory
+from ermviz.app.serving import memory
 
 
 def test_a_burst_of_closed_pages_costs_one_release(monkeypatch):

@@ -1,5 +1,5 @@
 """Panel's outputs in a notebook kernel driven over the Jupyter protocol, as JupyterLab 4.4+
-and Notebook 7.4+ drive it (``ermviz.app.notebook``).
+and Notebook 7.4+ drive it (``ermviz.app.serving.notebook``).
 
 A Panel output's first click is not held back by a message the kernel dropped
 (``acknowledge_comm_opens``): the page opens its comm on the main shell while a cell still
@@ -27,7 +27,7 @@ import pytest
 jupyter_client = pytest.importorskip("jupyter_client")
 
 SETUP = """
-from ermviz.app.notebook import notebook_extension
+from ermviz.app.serving.notebook import notebook_extension
 notebook_extension()
 from panel.io.state import state
 received = []
@@ -200,7 +200,7 @@ def test_each_page_gets_bokehjs_once_and_a_reloaded_page_shows_the_dashboard_aga
 QUIET_CELL = """
 import time
 from IPython.display import display
-from ermviz.app.notebook import _unpublished
+from ermviz.app.serving.notebook import _unpublished
 with _unpublished():
     display("hidden from the page")
     time.sleep(3)

@@ -4,7 +4,7 @@ Panel's Fast design links the Open Sans web font from fonts.googleapis.com, and 
 that Bokeh recreates when its websocket connects (its page took longer to load than the
 server's unused-session lifetime: 1 s for the test server, 15 s by default) linked every
 stylesheet to cdn.holoviz.org. Offline both fail in the console; online they tell third
-parties who opened the page. The page's design, :class:`ermviz.app.notebook.OfflineFast`,
+parties who opened the page. The page's design, :class:`ermviz.app.serving.notebook.OfflineFast`,
 does neither: every request the page makes, failed ones included, goes to the server.
 """
 

@@ -22,8 +22,8 @@ import pytest
 from test_app_browser import _open, _statuses, _wait, page, server  # noqa: F401  (fixtures)
 from test_faults import served_session  # noqa: F401  (a fixture)
 
-from ermviz.app import png as png_mod
-from ermviz.app.model import DashboardModel
+from ermviz.app.plots import png as png_mod
+from ermviz.app.state.model import DashboardModel
 
 pytestmark = pytest.mark.browser
 
@@ -39,7 +39,7 @@ def _size(data: bytes) -> tuple[int, int]:
 
 
 def _finished_dashboard():
-    from ermviz.app.page import Dashboard
+    from ermviz.app.views.page import Dashboard
 
     notes: list[tuple[str, str]] = []
     model = DashboardModel(notifier=lambda level, msg: notes.append((level, msg)))
@@ -59,7 +59,7 @@ def test_a_finished_race_exports_a_png_of_its_figures(tmp_path):
     from PIL import Image
 
     dash, notes = _finished_dashboard()
-    data = dash.png_download.callback().getvalue()
+    data = dash.export_view.png_download.callback().getvalue()
     width, height = _size(data)
     assert width == png_mod.PNG_WIDTH and 700 < height < 4000
     image = Image.open(io.BytesIO(data)).convert("RGB")
@@ -130,11 +130,11 @@ def test_png_export_without_chromium_says_how_to_fix_it(monkeypatch, tmp_path):
 
 
 def test_png_export_before_a_race_is_notified_not_raised():
-    from ermviz.app.page import Dashboard
+    from ermviz.app.views.page import Dashboard
 
     notes: list[tuple[str, str]] = []
     dash = Dashboard(DashboardModel(notifier=lambda level, msg: notes.append((level, msg))))
-    assert dash.png_download.callback() is None
+    assert dash.export_view.png_download.callback() is None
     assert notes == [("error", "PNG export: no figures to export yet: start a race first")]
 
 
@@ -162,9 +162,9 @@ def test_a_served_page_starts_chromium_when_its_export_tab_shows_not_before(
 ) -> None:
     # Every fresh page builds the Export view; starting Chromium then cost the first page of
     # a class its CPU, and left Playwright's thread running when the server stopped.
-    from ermviz.app import export_view
-    from ermviz.app.lessons_view import TAB_INDEX
-    from ermviz.app.page import build_dashboard
+    from ermviz.app.lessons.view import TAB_INDEX
+    from ermviz.app.views import export_view
+    from ermviz.app.views.page import build_dashboard
 
     calls: list[int] = []
     monkeypatch.setattr(export_view, "prewarm", lambda: calls.append(1))
@@ -211,7 +211,7 @@ def test_the_renderer_closes_chromium_and_playwright_at_shutdown_and_then_refuse
 #: Exits while the renderer's thread is inside Playwright: before the fix, 5 of 6 crashed.
 _EXIT_WHILE_STARTING = """
 import sys, time
-from ermviz.app import png
+from ermviz.app.plots import png
 job = png._RENDERER.submit("warm", None, png.PNG_WIDTH)
 while not job.running():  # the thread is starting Playwright and Chromium
     time.sleep(0.01)

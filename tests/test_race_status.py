@@ -1,4 +1,4 @@
-"""The race's status in words (ermviz.app.race_status) and the plots' certificate names
+"""The race's status in words (ermviz.app.views.race_status) and the plots' certificate names
 (issue 42: one race status, consistent; the clock of every time the page states).
 
 * While a Start waits for kernels the background warm-up compiles, the status line says
@@ -24,10 +24,10 @@ import time
 
 import pytest
 
-from ermviz.app import model as model_module
-from ermviz.app import warmup
-from ermviz.app.figure_style import certificate_name
-from ermviz.app.race_status import Starting, race_line, race_summary, run_chips
+from ermviz.app.plots.figure_style import certificate_name
+from ermviz.app.serving import warmup
+from ermviz.app.state import lifecycle
+from ermviz.app.views.race_status import Starting, race_line, race_summary, run_chips
 
 
 def test_race_summary_says_who_reached_what_on_the_page_clock() -> None:
@@ -110,7 +110,7 @@ def test_the_status_line_says_what_a_start_waits_for() -> None:
 
 @pytest.fixture
 def warming(monkeypatch: pytest.MonkeyPatch):
-    """A warm-up in progress (ermviz.app.warmup) whose items the test marks compiled: the
+    """A warm-up in progress (ermviz.app.serving.warmup) whose items the test marks compiled: the
     first lesson's FW, AFW and PFW kernels on wdbc."""
     state = warmup._State()
     keys = [("svm-dual", m, "exact") for m in ("fw", "afw", "pfw")]
@@ -120,7 +120,7 @@ def warming(monkeypatch: pytest.MonkeyPatch):
     ]
     state.phase, state.current, state.t0 = "compiling", state.items[0].label, time.perf_counter()
     monkeypatch.setattr(warmup, "_STATE", state)
-    monkeypatch.setattr(model_module, "KERNELS_GATE", warmup.wait_for_kernels)
+    monkeypatch.setattr(lifecycle, "KERNELS_GATE", warmup.wait_for_kernels)
     yield state
     with state.cond:  # nobody waits on after the test
         state.phase = "stopped"
@@ -129,7 +129,7 @@ def warming(monkeypatch: pytest.MonkeyPatch):
 
 def test_a_start_waiting_for_kernels_says_compiling_and_nothing_else(warming) -> None:
     from ermviz.app.lessons import FIRST_LESSON
-    from ermviz.app.page import build_dashboard
+    from ermviz.app.views.page import build_dashboard
 
     dash = build_dashboard(f"lesson={FIRST_LESSON}&max_iter=200")
     dash.model.notifier = lambda level, message: None
@@ -173,30 +173,32 @@ def test_certificate_names() -> None:
 
 
 def _labels(dash) -> list[tuple[str, str]]:
-    return [(" ".join(f.title.text.split()), f.yaxis[0].axis_label) for f in dash.figures[:2]]
+    return [
+        (" ".join(f.title.text.split()), f.yaxis[0].axis_label) for f in dash.race_view.figures[:2]
+    ]
 
 
 def test_the_plots_name_the_certificate_before_and_after_start() -> None:
-    from ermviz.app.page import build_dashboard
+    from ermviz.app.views.page import build_dashboard
 
     dash = build_dashboard("lesson=zigzag-toy")
     dash.model.notifier = lambda level, message: None
     dash.race_view.build()
     assert _labels(dash) == [("FW gap vs iteration", "FW gap"), ("FW gap vs CPU time", "FW gap")]
-    figures = dash.figures
+    figures = dash.race_view.figures
     dash.load_lesson("rehline-fairness")  # a PLQ problem, loaded over the FW one
     assert _labels(dash) == [
         ("duality gap vs iteration", "duality gap"),
         ("duality gap vs CPU time", "duality gap"),
     ]
-    assert dash.figures[0] is figures[0]  # relabelled in place, not rebuilt
+    assert dash.race_view.figures[0] is figures[0]  # relabelled in place, not rebuilt
     # A setting that changes what the certificate holds (the running-average FW gap).
     dash.load_lesson("nonconvex-avg-gap")
     assert _labels(dash)[0] == ("running-average FW gap vs iteration", "running-average FW gap")
     # After Start: the runs' own certificates (a lazified run's is a primal-dual gap).
     dash.model.dataset = "toy-simplex-3"
     dash.model.problem = "svm-dual"
-    from ermviz.app.runspec import RunSpec
+    from ermviz.app.state.runspec import RunSpec
 
     dash.model.specs = [RunSpec(method="pfw", step="exact"),
                         RunSpec(method="pfw", step="exact", settings={"lazy": True})]  # fmt: skip
@@ -215,8 +217,8 @@ def test_the_wait_quoted_is_the_schedules_estimate_for_what_it_waits_for(
     compiling process has spent on the one it is on, then the queue before the others;
     None when the Start waits for nothing."""
     from ermviz import compile_estimates
-    from ermviz.app import warmup_schedule as sched
-    from ermviz.app.model import DashboardModel
+    from ermviz.app.serving import warmup_schedule as sched
+    from ermviz.app.state.model import DashboardModel
 
     monkeypatch.setattr(sched, "racing", lambda: 0)
     monkeypatch.setattr(compile_estimates, "WARMUP_ITEM", {it.label: 30.0 for it in warming.items})

@@ -13,10 +13,10 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from ermviz.app.model import DashboardModel
-from ermviz.app.references import MAX_REFERENCES, differences
-from ermviz.app.streaming import FLOOR
-from ermviz.app.thinning import thin_rows
+from ermviz.app.plots.streaming import FLOOR
+from ermviz.app.plots.thinning import thin_rows
+from ermviz.app.state.model import DashboardModel
+from ermviz.app.state.references import MAX_REFERENCES, differences
 
 BROWSER = Path("/usr/bin/chromium").exists() and importlib.util.find_spec("playwright")
 if BROWSER:
@@ -159,23 +159,23 @@ def _reference_renderers(figures) -> list:
 @pytest.mark.slow
 def test_the_plots_draw_the_kept_race_faded_with_legend_entries_until_cleared():
     pytest.importorskip("panel")
-    from ermviz.app.page import Dashboard
+    from ermviz.app.views.page import Dashboard
 
     m = make_model()
     dash = Dashboard(m)
-    assert dash.keep_button.disabled and dash.clear_refs_button.disabled
+    assert dash.race_view.keep_button.disabled and dash.race_view.clear_refs_button.disabled
     finish(m, dash)
-    assert not dash.keep_button.disabled
+    assert not dash.race_view.keep_button.disabled
     first = {s.run_id: s.run.frame() for s in m.slots}
-    dash.keep_button.clicks += 1
-    assert len(m.references) == 1 and dash.keep_button.disabled
-    assert not dash.clear_refs_button.disabled
-    assert "C 1000" not in dash.reference_note.object  # same set-up so far
+    dash.race_view.keep_button.clicks += 1
+    assert len(m.references) == 1 and dash.race_view.keep_button.disabled
+    assert not dash.race_view.clear_refs_button.disabled
+    assert "C 1000" not in dash.race_view.build().reference_note.object  # same set-up so far
     m.set_problem_setting("C", 10.0)
-    assert "differs now in C 1000 → 10" in dash.reference_note.object
+    assert "differs now in C 1000 → 10" in dash.race_view.build().reference_note.object
     finish(m, dash)
 
-    labels = [item.label.value for item in dash.trace_plots.legend.items]
+    labels = [item.label.value for item in dash.race_view.trace_plots.legend.items]
     assert labels == [
         "FW exact",
         "AFW exact",
@@ -184,11 +184,11 @@ def test_the_plots_draw_the_kept_race_faded_with_legend_entries_until_cleared():
         "AFW exact (ref 1)",
         "PFW exact (ref 1)",
     ]
-    refs = _reference_renderers(dash.figures)
-    assert len(refs) == 3 * len(dash.figures)  # every run in all five plots
+    refs = _reference_renderers(dash.race_view.figures)
+    assert len(refs) == 3 * len(dash.race_view.figures)  # every run in all five plots
     live = [
         r
-        for f in dash.figures
+        for f in dash.race_view.figures
         for r in f.renderers
         if r.name == "FW exact" and type(r.glyph).__name__ == "Line"
     ]
@@ -197,7 +197,7 @@ def test_the_plots_draw_the_kept_race_faded_with_legend_entries_until_cleared():
         assert r.glyph.line_alpha < 0.5 and r.glyph.line_dash == [6]  # "dashed"
         assert r.name.endswith("(ref 1)")
     # Drawn under the live lines: every figure lists its reference lines first.
-    cert = dash.figures[0].renderers
+    cert = dash.race_view.figures[0].renderers
     assert max(cert.index(r) for r in refs if r in cert) < cert.index(live[0])
     # Their sources hold exactly the first race's thinned traces (clipped for log axes).
     sources = {r.data_source.name: r.data_source for r in refs}
@@ -213,18 +213,20 @@ def test_the_plots_draw_the_kept_race_faded_with_legend_entries_until_cleared():
         gap = want["objective"].to_numpy() - best
         np.testing.assert_allclose(data["subopt"], np.where(gap > 0, gap, np.nan))
 
-    html_page = dash.export_html().getvalue().decode()
+    html_page = dash.export_view.export_html().getvalue().decode()
     assert "PFW exact (ref 1)" in html_page and "reference:1:" in html_page
-    csv = pd.read_csv(io.BytesIO(dash.csv_download.callback().getvalue()))
+    csv = pd.read_csv(io.BytesIO(dash.export_view.csv_download.callback().getvalue()))
     assert set(csv["race"]) == {"current", "reference 1"}
 
     dash.reset()  # clears the live race only
-    assert [i.label.value for i in dash.trace_plots.legend.items][-1] == "PFW exact (ref 1)"
-    dash.clear_refs_button.clicks += 1
-    assert m.references == [] and dash.clear_refs_button.disabled
-    assert _reference_renderers(dash.figures) == []
-    assert not any("(ref" in i.label.value for i in dash.trace_plots.legend.items)
-    assert dash.reference_note.object == ""
+    assert [i.label.value for i in dash.race_view.trace_plots.legend.items][
+        -1
+    ] == "PFW exact (ref 1)"
+    dash.race_view.clear_refs_button.clicks += 1
+    assert m.references == [] and dash.race_view.clear_refs_button.disabled
+    assert _reference_renderers(dash.race_view.figures) == []
+    assert not any("(ref" in i.label.value for i in dash.race_view.trace_plots.legend.items)
+    assert dash.race_view.build().reference_note.object == ""
 
 
 # -- in the browser ---------------------------------------------------------------------

@@ -19,8 +19,8 @@ import pandas as pd
 import psutil
 import pytest
 
-from ermviz.app import results_model
-from ermviz.app.results_model import SMALL_SWEEP, ResultsModel
+from ermviz.app.results import model as results_model
+from ermviz.app.results.model import SMALL_SWEEP, ResultsModel
 from ermviz.experiment import make_problem
 from ermviz.sweep import SweepCancelled, load_config
 

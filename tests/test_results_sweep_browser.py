@@ -20,7 +20,7 @@ import pytest
 from test_app_browser import ARTIFACTS, SERVER_PID, _open, _wait, page, server  # noqa: F401
 from test_results_sweep import spawned_workers
 
-from ermviz.app.results_model import SMALL_SWEEP
+from ermviz.app.results.model import SMALL_SWEEP
 from ermviz.sweep import load_config
 
 pytestmark = pytest.mark.browser

@@ -9,7 +9,7 @@ import pytest
 import scipy.sparse as sp
 from conftest import missing_catalog_files
 
-from ermviz.app.model import DashboardModel, RunSpec
+from ermviz.app.state.model import DashboardModel, RunSpec
 from ermviz.cli import main
 from ermviz.data import bundled_names, load_dataset, preprocess
 from ermviz.data.dataset import Dataset

@@ -100,7 +100,7 @@ def test_make_serve_binds_loopback_and_accepts_this_machine_only():
     )
     assert "--address 0.0.0.0" in classroom
     assert re.findall(r"--allow-websocket-origin (\S+)", classroom) == ["10.1.2.3:5006"]
-    assert f"--auth-module {REPO / 'ermviz' / 'app' / 'login.py'}" in classroom
+    assert f"--auth-module {REPO / 'ermviz' / 'app' / 'serving' / 'login.py'}" in classroom
     assert (
         "--num-procs 2 --reuse-sessions" in classroom and " -m ermviz.workers serve " in classroom
     )
@@ -139,8 +139,8 @@ def results_folder(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 def test_an_empty_ermviz_results_turns_folder_access_off(results_folder, monkeypatch):
-    from ermviz.app.results_model import OFF_TEXT, ResultsModel
-    from ermviz.app.results_view import ResultsView
+    from ermviz.app.results.model import OFF_TEXT, ResultsModel
+    from ermviz.app.results.view import ResultsView
 
     notes: list[tuple[str, str]] = []
     monkeypatch.setenv("ERMVIZ_RESULTS", str(results_folder.parent))
@@ -163,8 +163,8 @@ def test_an_empty_ermviz_results_turns_folder_access_off(results_folder, monkeyp
 
 
 def test_per_session_limits_hold():
-    from ermviz.app.datasets import MAX_UPLOAD_BYTES
-    from ermviz.app.model import MAX_RUNS, DashboardModel
+    from ermviz.app.state.datasets import MAX_UPLOAD_BYTES
+    from ermviz.app.state.model import MAX_RUNS, DashboardModel
 
     notes: list[tuple[str, str]] = []
     m = DashboardModel(notifier=lambda level, msg: notes.append((level, msg)))
@@ -452,8 +452,8 @@ def test_a_wrong_or_missing_password_gets_no_document_and_no_websocket(guarded):
 
 # -- the Results tab: the teacher's ---------------------------------------------------------
 def test_the_results_tab_opens_folders_for_the_teacher_only(results_folder, monkeypatch):
-    from ermviz.app.results_model import SERVED_OFF_TEXT, TEACHER_ONLY_TEXT, ResultsModel
-    from ermviz.app.results_view import ResultsView
+    from ermviz.app.results.model import SERVED_OFF_TEXT, TEACHER_ONLY_TEXT, ResultsModel
+    from ermviz.app.results.view import ResultsView
 
     monkeypatch.setenv("ERMVIZ_RESULTS", str(results_folder.parent))
     monkeypatch.setenv(RESULTS_ACCESS_ENV, "teacher")
@@ -484,7 +484,7 @@ def test_the_served_results_tab_refuses_a_student_and_opens_for_the_teacher(
     from playwright.sync_api import sync_playwright
     from test_app_browser import CHROMIUM, CHROMIUM_ARGS
 
-    from ermviz.app.results_model import TEACHER_ONLY_TEXT
+    from ermviz.app.results.model import TEACHER_ONLY_TEXT
 
     base, _ = guarded
     with sync_playwright() as p:

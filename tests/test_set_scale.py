@@ -125,8 +125,8 @@ def test_estimators_refuse_with_the_range() -> None:
 
 
 def test_a_link_drops_the_bad_radius_and_bound_and_applies_the_rest() -> None:
-    from ermviz.app import urlstate
-    from ermviz.app.model import DashboardModel
+    from ermviz.app.state import urlstate
+    from ermviz.app.state.model import DashboardModel
 
     notes: list[tuple[str, str]] = []
     m = DashboardModel(notifier=lambda level, msg: notes.append((level, msg)))
@@ -144,8 +144,8 @@ def test_a_link_drops_the_bad_radius_and_bound_and_applies_the_rest() -> None:
 
 def test_the_radius_widget_reverts_and_names_the_range() -> None:
     pytest.importorskip("panel")
-    from ermviz.app.model import DashboardModel
-    from ermviz.app.widgets import setting_widget
+    from ermviz.app.state.model import DashboardModel
+    from ermviz.app.views.widgets import setting_widget
     from ermviz.registry import PROBLEMS
 
     notes: list[tuple[str, str]] = []

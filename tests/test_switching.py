@@ -1,6 +1,6 @@
 """Settings of a previous problem never leak into a new one (issue 16).
 
-The real dashboard (:class:`~ermviz.app.page.Dashboard`, no browser) is driven through its
+The real dashboard (:class:`~ermviz.app.views.page.Dashboard`, no browser) is driven through its
 widgets: every dataset the dataset list offers, then every problem the problem selector
 offers for it. After each switch the widgets of the previous set-up also send their old
 values once more, as a browser does when a select's value is no longer among its options
@@ -14,8 +14,8 @@ from __future__ import annotations
 
 import pytest
 
-from ermviz.app.model import DashboardModel
-from ermviz.app.runspec import parse_settings
+from ermviz.app.state.model import DashboardModel
+from ermviz.app.state.runspec import parse_settings
 from ermviz.registry import METHODS, PROBLEMS
 
 pytest.importorskip("panel")
@@ -26,7 +26,7 @@ PREPARED = ("wdbc", "blobs", "toy-2d", "moons", "toy-simplex-3", "toy-simplex-4"
 
 
 def _dashboard():
-    from ermviz.app.page import Dashboard
+    from ermviz.app.views.page import Dashboard
 
     notes: list[tuple[str, str]] = []
     model = DashboardModel(notifier=lambda level, msg: notes.append((level, msg)))
@@ -43,8 +43,8 @@ def _echo_stale_widgets(widgets: list) -> None:
 
 
 def _stale_widgets(dash) -> list:
-    out = [(w, w.value) for w in dash._problem_widgets.values()]
-    for card in dash.runs_column.objects:
+    out = [(w, w.value) for w in dash.controls_view.problem_widgets.values()]
+    for card in dash.controls_view.runs_column.objects:
         for row in card.objects:
             for obj in getattr(row, "objects", []):
                 for w in [obj, *getattr(obj, "objects", [])]:
@@ -56,7 +56,7 @@ def _stale_widgets(dash) -> list:
 def _assert_consistent(dash, model: DashboardModel, where: str) -> None:
     problem = model.problem
     declared = {s.name for s in PROBLEMS[problem].settings_decl}
-    assert set(dash._problem_widgets) == declared, where
+    assert set(dash.controls_view.problem_widgets) == declared, where
     # Raises SettingError (the reported notification) for a value of another problem.
     parse_settings(PROBLEMS[problem].settings_decl, model.problem_settings, problem)
     for spec in model.specs:
@@ -95,14 +95,14 @@ def _switch_through(dash, model: DashboardModel, notes: list, datasets: list[str
     pairs = 0
     for dataset in datasets:
         stale = _stale_widgets(dash)
-        dash.dataset_select.value = dataset
+        dash.controls_view.dataset_select.value = dataset
         _echo_stale_widgets(stale)
         _preprocessing_notes(notes, model, dataset)
         assert notes == [], f"switching to {dataset}: {notes}"
         _assert_consistent(dash, model, dataset)
-        for problem in list(dash.problem_select.options.values()):
+        for problem in list(dash.controls_view.problem_select.options.values()):
             stale = _stale_widgets(dash)
-            dash.problem_select.value = problem
+            dash.controls_view.problem_select.value = problem
             _echo_stale_widgets(stale)
             where = f"{dataset} / {problem}"
             assert notes == [], f"{where}: {notes}"
@@ -142,11 +142,13 @@ def test_a_catalog_file_found_is_offered_and_switched_to_cleanly():
 
 def test_a_setting_valid_only_for_the_previous_problem_is_dropped_on_a_switch():
     dash, model, notes = _dashboard()
-    dash._problem_widgets["start"].value = "uniform"  # svm-dual's; logreg-l1 has no uniform
+    dash.controls_view.problem_widgets[
+        "start"
+    ].value = "uniform"  # svm-dual's; logreg-l1 has no uniform
     assert model.problem_settings["start"] == "uniform"
-    dash.problem_select.value = "logreg-l1"
+    dash.controls_view.problem_select.value = "logreg-l1"
     assert "start" not in model.problem_settings
-    assert dash._problem_widgets["start"].value == "zero"
+    assert dash.controls_view.problem_widgets["start"].value == "zero"
     assert _errors(model) == set() and notes == []
 
 
@@ -167,11 +169,11 @@ def test_a_lessons_preprocessing_does_not_follow_to_the_next_dataset_unseen():
     dash, model, notes = _dashboard()
     lesson = next(lesson for lesson in LESSONS if lesson.name == FIRST_LESSON)
     assert apply_lesson(model, lesson) is None and model.standardize
-    dash.dataset_select.value = "blobs"
+    dash.controls_view.dataset_select.value = "blobs"
     assert not model.standardize
     assert notes == [("info", "blobs: standardize off, as this dataset's set-up suggests")]
     notes.clear()
-    dash.dataset_select.value = "wdbc"  # its own preset standardizes: said too
+    dash.controls_view.dataset_select.value = "wdbc"  # its own preset standardizes: said too
     assert model.standardize and notes == [
         ("info", "wdbc: standardize on, as this dataset's set-up suggests")
     ]

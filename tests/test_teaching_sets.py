@@ -15,10 +15,10 @@ import pandas as pd
 import pytest
 from bokeh.models import ColumnDataSource, GlyphRenderer, GroupFilter, Scatter
 
-from ermviz.app.figures import STEP_MARKERS, TracePlots
-from ermviz.app.race import Slot
-from ermviz.app.streaming import OBJECTIVE_COLUMNS, RunSources, frozen_trace_data
-from ermviz.app.teaching_plot import TeachingPlot
+from ermviz.app.plots.figures import STEP_MARKERS, TracePlots
+from ermviz.app.plots.streaming import OBJECTIVE_COLUMNS, RunSources, frozen_trace_data
+from ermviz.app.plots.teaching_plot import TeachingPlot
+from ermviz.app.state.race import Slot
 from ermviz.geometry import box_geometry, l1_ball_geometry, l2_ball_geometry
 from solvers.tags import STEP_NAMES
 
@@ -315,8 +315,8 @@ def test_the_teaching_path_marks_each_point_with_the_step_taken_from_it() -> Non
     to its marker (lazy: a square)."""
     import time
 
-    from ermviz.app.model import DashboardModel
-    from ermviz.app.page import Dashboard
+    from ermviz.app.state.model import DashboardModel
+    from ermviz.app.views.page import Dashboard
 
     notes: list = []
     m = DashboardModel(notifier=lambda level, msg: notes.append(msg))
@@ -341,7 +341,10 @@ def test_the_teaching_path_marks_each_point_with_the_step_taken_from_it() -> Non
         assert src.path.data["step"] == [tag_of[k] for k in its], src.slot.label
         seen |= set(src.path.data["step"])
     assert {"local", "drop", "fw"} <= seen  # BPCG's local steps, drops, FW's steps
-    figs = [dash.teaching_plot.main, dash.teaching_plot.zoom]
+    figs = [
+        dash.teaching_view.build().teaching_plot.main,
+        dash.teaching_view.build().teaching_plot.zoom,
+    ]
     mappers = [
         r.glyph.marker.transform
         for f in figs
@@ -380,7 +383,7 @@ def test_the_contour_grid_is_the_objective_at_each_drawn_point(case: int) -> Non
     # Reference: the problem's own one-point objective at the point each grid node draws,
     # mapped here by closed forms (Cartesian sets: the node; simplices: the barycentric
     # coordinates, by numpy's solver, on the first face that holds the node).
-    from ermviz.app.streaming import geometry_for
+    from ermviz.app.plots.streaming import geometry_for
 
     cases, load_dataset, build_problem = _grid_cases()
     dataset, name, settings = cases[case]
@@ -448,8 +451,8 @@ def test_start_draws_the_runs_on_the_preview_and_a_second_start_builds_no_figure
     figure instead of drawing the set and its contours again, the zoom follows on the pull
     after the first points, and a second Start on the same problem reuses every figure.
     A changed problem gets a new drawing."""
-    from ermviz.app.model import DashboardModel
-    from ermviz.app.page import Dashboard
+    from ermviz.app.state.model import DashboardModel
+    from ermviz.app.views.page import Dashboard
 
     notes: list = []
     m = DashboardModel(notifier=lambda level, msg: notes.append(msg))
@@ -500,7 +503,7 @@ def test_frozen_graph_recomputes_the_document_once_and_only_when_it_changed(monk
     from bokeh.document import Document
     from bokeh.models import Column, Div
 
-    from ermviz.app.widgets import frozen_graph
+    from ermviz.app.compat import frozen_graph
 
     doc = Document()
     root = Column(children=[Div(text="a")])

@@ -11,7 +11,7 @@ import base64
 import numpy as np
 import pytest
 
-from ermviz.app.upload import CHUNK_BYTES, ChunkedUpload
+from ermviz.app.views.upload import CHUNK_BYTES, ChunkedUpload
 
 
 def _messages(content: bytes, name: str = "f.csv", transfer: int = 1) -> list[dict]:
@@ -108,8 +108,8 @@ PROSE = (
 
 def _dashboard():
     pytest.importorskip("panel")
-    from ermviz.app.model import DashboardModel
-    from ermviz.app.page import Dashboard
+    from ermviz.app.state.model import DashboardModel
+    from ermviz.app.views.page import Dashboard
 
     notes: list[tuple[str, str]] = []
     model = DashboardModel(notifier=lambda level, msg: notes.append((level, msg)))
@@ -120,7 +120,7 @@ def test_a_refused_upload_says_what_was_wrong_and_that_nothing_was_loaded():
     dash, model, notes = _dashboard()
     before = (model.dataset, list(model.param.dataset.objects))
     for msg in _messages(PROSE, "homework_notes.txt"):
-        dash.upload._handle_msg(msg)
+        dash.controls_view.upload._handle_msg(msg)
     assert [level for level, _ in notes] == ["error"]
     message = notes[0][1]
     assert message.startswith("could not read homework_notes.txt, so nothing was loaded: ")
@@ -130,7 +130,7 @@ def test_a_refused_upload_says_what_was_wrong_and_that_nothing_was_loaded():
     assert "upload a LIBSVM file, or a CSV file with a name ending in .csv" in message
     assert "this looks like CSV" not in message  # prose is not CSV: no rename advice
     # The drop zone says the same, not "received homework_notes.txt".
-    assert dash.upload.status == message
+    assert dash.controls_view.upload.status == message
     assert (model.dataset, list(model.param.dataset.objects)) == before
     assert model.uploads == {}
 
@@ -138,16 +138,16 @@ def test_a_refused_upload_says_what_was_wrong_and_that_nothing_was_loaded():
 def test_a_csv_file_named_txt_is_refused_with_the_csv_hint():
     dash, _, notes = _dashboard()
     for msg in _messages(b"0.5,1.5,1\n2.0,0.1,-1\n", "points.txt"):
-        dash.upload._handle_msg(msg)
+        dash.controls_view.upload._handle_msg(msg)
     assert len(notes) == 1 and "nothing was loaded" in notes[0][1]
     assert "this looks like CSV: give the file a name ending in .csv" in notes[0][1]
-    assert dash.upload.status == notes[0][1]
+    assert dash.controls_view.upload.status == notes[0][1]
 
 
 def test_an_accepted_upload_is_loaded_and_the_drop_zone_says_so():
     dash, model, notes = _dashboard()
     for msg in _messages(b"0.5,1.5,1\n2.0,0.1,-1\n1.0,1.0,1\n", "points.csv"):
-        dash.upload._handle_msg(msg)
+        dash.controls_view.upload._handle_msg(msg)
     assert notes == [("success", "loaded points.csv; it is selected")]
-    assert dash.upload.status == "loaded points.csv; it is selected"
+    assert dash.controls_view.upload.status == "loaded points.csv; it is selected"
     assert model.dataset == "upload:points.csv"

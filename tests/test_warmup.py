@@ -1,4 +1,4 @@
-"""The server's background warm-up (ermviz.app.warmup, issues 32 and 43): the plan compiles
+"""The server's background warm-up (ermviz.app.serving.warmup, issues 32 and 43): the plan compiles
 the first lesson's kernels first; a race started before its kernels are compiled waits with
 a "compiling" status (and stops waiting when they are), its items moved to the front of the
 queue, as a lesson loaded in a page moves its own; the compiling processes never take two
@@ -23,9 +23,9 @@ from pathlib import Path
 
 import pytest
 
-from ermviz.app import warmup
 from ermviz.app.lessons import FIRST_LESSON, get_lesson
-from ermviz.app.model import DashboardModel
+from ermviz.app.serving import warmup
+from ermviz.app.state.model import DashboardModel
 
 REPO = Path(__file__).resolve().parent.parent
 
@@ -157,14 +157,14 @@ class _Proc:
 
 
 def _fake_processes(state, n):
-    from ermviz.app import warmup_schedule as sched
+    from ermviz.app.serving import warmup_schedule as sched
 
     state.children = [sched.Child(_Proc(), planner=(k == 0)) for k in range(n)]
     return state.children
 
 
 def test_two_processes_never_compile_one_kind_at_once(fake_state, monkeypatch) -> None:
-    from ermviz.app import warmup_schedule as sched
+    from ermviz.app.serving import warmup_schedule as sched
 
     monkeypatch.setattr(sched, "racing", lambda: 0)
     fake_state.items.append(warmup.Item("fw", 1, "BPCG exact on svm-dual (dense)",
@@ -188,7 +188,7 @@ def test_two_processes_never_compile_one_kind_at_once(fake_state, monkeypatch) -
 
 
 def test_the_extra_process_takes_no_item_while_a_race_runs(fake_state, monkeypatch) -> None:
-    from ermviz.app import warmup_schedule as sched
+    from ermviz.app.serving import warmup_schedule as sched
 
     races = [1]
     monkeypatch.setattr(sched, "racing", lambda: races[0])
@@ -205,7 +205,7 @@ def test_the_extra_process_takes_no_item_while_a_race_runs(fake_state, monkeypat
 
 def test_estimates_scale_the_table_by_the_observed_speed(fake_state, monkeypatch) -> None:
     from ermviz import compile_estimates
-    from ermviz.app import warmup_schedule as sched
+    from ermviz.app.serving import warmup_schedule as sched
 
     monkeypatch.setattr(sched, "racing", lambda: 0)
     table = {it.label: 4.0 for it in fake_state.items}
@@ -230,7 +230,7 @@ def test_estimates_scale_the_table_by_the_observed_speed(fake_state, monkeypatch
 
 def test_the_queue_starts_with_the_first_lesson_then_the_longest_items(monkeypatch) -> None:
     from ermviz import compile_estimates
-    from ermviz.app import warmup_schedule as sched
+    from ermviz.app.serving import warmup_schedule as sched
 
     state = warmup._State()
     items = [
@@ -248,7 +248,7 @@ def test_the_queue_starts_with_the_first_lesson_then_the_longest_items(monkeypat
 
 
 def test_the_terminal_rewrites_one_line_or_logs_a_few(monkeypatch, capsys) -> None:
-    from ermviz.app.warmup_terminal import Terminal
+    from ermviz.app.serving.warmup_terminal import Terminal
 
     progress = warmup.Progress(
         3, 160, "PFW exact on svm-dual (wdbc)", False, "compiling",
@@ -346,7 +346,7 @@ def test_a_fresh_server_answers_while_compiling_and_exits_on_sigterm(tmp_path: P
     }
     cmd = [sys.executable, "-m", "panel", "serve", "app.py", "--address", "127.0.0.1",
            "--port", str(port), "--allow-websocket-origin", f"127.0.0.1:{port}",
-           "--setup", "ermviz/app/warmup.py"]  # fmt: skip
+           "--setup", "ermviz/app/serving/warmup.py"]  # fmt: skip
     with open(log, "w") as fh:
         proc = subprocess.Popen(cmd, cwd=REPO, env=env, stdout=fh, stderr=subprocess.STDOUT)
     try:
@@ -407,7 +407,7 @@ def _child_reports(cache: Path, item: warmup.Item) -> list[dict]:
     env = {**os.environ, "NUMBA_CACHE_DIR": str(cache), "ERMVIZ_OFFLINE": "1"}
     order = json.dumps({"build": 0, "item": item._asdict()}) + "\n"
     proc = subprocess.run(
-        [sys.executable, "-m", "ermviz.app.warmup", "--child"],
+        [sys.executable, "-m", "ermviz.app.serving.warmup", "--child"],
         input=order, env=env, capture_output=True, text=True, cwd=REPO, timeout=600,
     )  # fmt: skip
     assert proc.returncode == 0, proc.stderr
@@ -435,14 +435,14 @@ def _serve_as_worker(task: int, shared: Path, monkeypatch) -> tuple[list, list, 
     import json
 
     from ermviz import workers
-    from ermviz.app import memory
-    from ermviz.app import model as model_module
-    from ermviz.app import warmup_schedule as sched
+    from ermviz.app.serving import memory
+    from ermviz.app.serving import warmup_schedule as sched
+    from ermviz.app.state import lifecycle
 
     monkeypatch.setattr(workers, "task_id", lambda: task)
     monkeypatch.setattr(workers, "share_path", lambda master=None: shared)
     monkeypatch.setattr(workers, "FOLLOW_PERIOD", 0.02)
-    monkeypatch.setattr(model_module, "KERNELS_GATE", model_module.KERNELS_GATE)
+    monkeypatch.setattr(lifecycle, "KERNELS_GATE", lifecycle.KERNELS_GATE)
     monkeypatch.setattr(memory, "freeze_long_lived", lambda: None)
     monkeypatch.setattr(sched, "free_cores", lambda: 1)
     monkeypatch.setattr(warmup, "_STATE", warmup._State())

@@ -95,7 +95,7 @@ def test_serve_defaults_are_make_serves(capsys, monkeypatch):
     assert flags == (
         "--address 127.0.0.1 --port 5006 --allow-websocket-origin localhost:5006 "
         "--allow-websocket-origin 127.0.0.1:5006 "
-        f"--setup {REPO / 'ermviz' / 'app' / 'warmup.py'} "
+        f"--setup {REPO / 'ermviz' / 'app' / 'serving' / 'warmup.py'} "
         "--check-unused-sessions 1000 --unused-session-lifetime 5000 --show"
     )
 

@@ -331,7 +331,7 @@ def session_texts(url: str) -> list[str]:
     from bokeh.client import pull_session
 
     # The document's model types must be known to decode it: Panel's and the dashboard's.
-    import ermviz.app.page  # noqa: F401
+    import ermviz.app.views.page  # noqa: F401
 
     texts: list[str] = []
     with pull_session(url=url) as session:

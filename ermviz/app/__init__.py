@@ -1,35 +1,40 @@
 """The ermviz dashboard: a Panel app racing solvers live on one dataset.
 
-State (no widgets):
+Public API (what users may import from here; the subpackages below are the app's inner
+structure, and may change):
 
-* :mod:`ermviz.app.model` - all session state (configuration and live race);
-* :mod:`ermviz.app.runspec` - the racing runs' specs and their settings;
-* :mod:`ermviz.app.race` - the live race's slots, results rows, traces and exports;
-* :mod:`ermviz.app.datasets` - the datasets offered, their presets, uploaded files;
-* :mod:`ermviz.app.messages` - one-line messages and notifications;
-* :mod:`ermviz.app.references` - finished races kept as faded references;
-* :mod:`ermviz.app.streaming` - the per-session pull of new trace rows into Bokeh sources;
-* :mod:`ermviz.app.urlstate` - the configuration in the URL query string;
-* :mod:`ermviz.app.results_model` - the Results tab's state: a sweep's results folder
-  (table, profiles, curves), never in the URL.
+* :class:`Dashboard` (one session's page; ``Dashboard().panel()`` in Jupyter) and
+  :func:`build_dashboard` (one per served session, its configuration in the URL);
+* :class:`DashboardModel` (a session's state, no widgets: drive a race headless),
+  :class:`RunSpec` (one racing run) and :class:`Slot` (a run of the live race);
+* :class:`Streamer` (new trace rows into Bokeh sources), :func:`thin_rows` (the rows the
+  live plots draw) and :class:`TeachingPlot` (a toy problem's feasible set and paths),
+  for notebooks that draw a race themselves;
+* :func:`notebook_extension` (load what a notebook needs, offline) and :func:`live_fit` (an
+  estimator fitting in a notebook cell while the dashboard's plots show it).
 
-Views:
+Layout, one subpackage per job (``docs/ARCHITECTURE.md``, "Layout"):
 
-* :mod:`ermviz.app.page` - the page: toolbar, tabs, template, one dashboard per session;
-* :mod:`ermviz.app.controls` - the sidebar's controls;
-* :mod:`ermviz.app.race_view`, :mod:`ermviz.app.teaching_view`,
-  :mod:`ermviz.app.export_view`, :mod:`ermviz.app.results_view` - the tabs;
-* :mod:`ermviz.app.figures` - the plain Bokeh race figures (live page and HTML export);
-  :mod:`ermviz.app.teaching_plot` - the teaching view's drawing (likewise);
-* :mod:`ermviz.app.widgets` - callback guard and widgets built from declared settings;
-* :mod:`ermviz.app.upload` - the chunked file drop zone for users' own data.
+* :mod:`ermviz.app.state` - the session's state, no widgets: configuration, race
+  lifecycle, uploads and exports, run specs, datasets, references, the URL;
+* :mod:`ermviz.app.plots` - the figures, plain Bokeh (live page, notebook, HTML export),
+  and the streaming of trace rows into them;
+* :mod:`ermviz.app.views` - the page's Panel views: the dashboard, sidebar, tabs, toolbar
+  status, widgets;
+* :mod:`ermviz.app.lessons` - the lessons: data, declaration, claims, loading, their tab;
+* :mod:`ermviz.app.results` - the Results tab: a sweep's results folder, model and view;
+* :mod:`ermviz.app.serving` - where it runs: the server's warm-up, login page and memory,
+  and a Jupyter notebook;
+* :mod:`ermviz.app.compat` - every Panel and Bokeh internal relied on, with the versions
+  checked (``pyproject.toml`` bounds them);
+* :mod:`ermviz.app.served` - the app file ``panel serve`` runs.
 
-And :mod:`ermviz.app.warmup` fills numba's on-disk cache before the first click.
+The other modules of this folder (``ermviz/app/figures.py``, ``model.py``, ...) are the
+old import paths of the modules moved into the subpackages: each is a deprecated alias of
+its new home (:mod:`ermviz.app._moved`).
 
-And :mod:`ermviz.app.notebook` loads what a notebook needs, offline; :mod:`ermviz.app.live`
-fits an estimator in a notebook cell while the dashboard's plots show it.
-
-Serve it with ``panel serve app.py`` from the repository root; in Jupyter::
+Serve it with ``panel serve app.py`` from the repository root (or ``ermviz serve``); in
+Jupyter::
 
     from ermviz.app import Dashboard, notebook_extension
     notebook_extension()
@@ -51,36 +56,48 @@ try:
 except ImportError:  # older Bokeh and scikit-learn do without it
     pass
 
-from ermviz.app.model import DashboardModel, RunSpec, Slot
+from ermviz.app.state.model import DashboardModel, RunSpec, Slot
 
 if TYPE_CHECKING:
-    from ermviz.app.live import live_fit
-    from ermviz.app.notebook import notebook_extension
-    from ermviz.app.page import Dashboard
+    from ermviz.app.plots.streaming import Streamer, thin_rows
+    from ermviz.app.plots.teaching_plot import TeachingPlot
+    from ermviz.app.serving.live import live_fit
+    from ermviz.app.serving.notebook import notebook_extension
+    from ermviz.app.views.page import Dashboard, build_dashboard
 
 __all__ = [
     "Dashboard",
     "DashboardModel",
     "RunSpec",
     "Slot",
+    "Streamer",
+    "TeachingPlot",
     "build_dashboard",
     "live_fit",
     "notebook_extension",
+    "thin_rows",
 ]
+
+#: The public names imported on first use (Panel and Bokeh only when a view is asked
+#: for: the model works without them): name -> its module.
+_LAZY = {
+    "Dashboard": "ermviz.app.views.page",
+    "build_dashboard": "ermviz.app.views.page",
+    "Streamer": "ermviz.app.plots.streaming",
+    "thin_rows": "ermviz.app.plots.streaming",
+    "TeachingPlot": "ermviz.app.plots.teaching_plot",
+    "live_fit": "ermviz.app.serving.live",
+    "notebook_extension": "ermviz.app.serving.notebook",
+}
 
 
 def __getattr__(name: str) -> Any:
-    # Panel is imported only when a view is asked for: the model works without it.
-    if name in ("Dashboard", "build_dashboard"):
-        from ermviz.app import page
+    if name in _LAZY:
+        import importlib
 
-        return getattr(page, name)
-    if name == "live_fit":
-        from ermviz.app.live import live_fit
+        return getattr(importlib.import_module(_LAZY[name]), name)
+    raise AttributeError(f"module 'ermviz.app' has no attribute {name!r}")
 
-        return live_fit
-    if name == "notebook_extension":
-        from ermviz.app.notebook import notebook_extension
 
-        return notebook_extension
-    raise AttributeError(name)
+def __dir__() -> list[str]:
+    return sorted({*globals(), *_LAZY})

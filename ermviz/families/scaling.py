@@ -6,7 +6,7 @@ progress limited by the smallest), while ``--standardize`` removes exactly that.
 declares that it has this failure mode with a class attribute ``scaling``, a
 :class:`ScalingCheck` (which methods suffer, what makes the unit scale matter, the method
 that copes, if any); the CLI (at set-up, on stderr) and the dashboard (once per race, in
-its own words, see :func:`ermviz.app.messages.dashboard_wording`) both ask
+its own words, see :func:`ermviz.app.state.messages.dashboard_wording`) both ask
 :func:`scaling_notices` and print the same one line; the scikit-learn estimators
 (:mod:`ermviz.estimators`) word :func:`scaling_issue` as a ``UserWarning`` naming
 ``StandardScaler``.

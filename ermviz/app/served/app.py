@@ -3,7 +3,7 @@ file) serves it at ``/app``. The repository's ``app.py`` runs this file."""
 
 import panel as pn
 
-from ermviz.app.page import build_dashboard
+from ermviz.app.views.page import build_dashboard
 
 pn.extension("tabulator", notifications=True, sizing_mode="stretch_width")
 

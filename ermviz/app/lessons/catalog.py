@@ -1,133 +1,36 @@
-"""Lessons: curated scenarios of the dashboard, each a declaration (data, not view code).
-
-A :class:`Lesson` is a title, two or three sentences on what to watch, the configuration
-as a URL query string (the format of :mod:`ermviz.app.urlstate`, so loading a lesson is
-loading a link and the URL then shows it), the tab to show, its headline
-:class:`Promise` (the one claim the browser test watches the served race keep,
-``tests/test_lessons_browser.py``) and its ``claims``: every sentence of the text that
-states a fact about the race carries at least one claim of :mod:`ermviz.app.lesson_claims`
-naming the sentence's words, checked against the numbers the race produces by
-``tests/test_lessons.py`` (the lesson raced headless through the dashboard's model). The
-sentences that describe a method or the set-up rather than the race's outcome are listed
-in ``background``. Claims and promises are judged on solver time (the runs' thread CPU
-time), iterations or samples, never on wall time, so they hold on a loaded machine; a
-sentence stating a time names its clock ("seconds of CPU time", iterations, passes,
-samples), and a loaded lesson's page shows that clock (its time plot on CPU time,
-:data:`CLOCK`; the race summary's times in ``s CPU``).
+"""The lessons, as data: one :class:`~ermviz.app.lessons.declaration.Lesson` declaration
+each, in gallery order (:data:`LESSONS`), and the one a page without a query opens on
+(:data:`FIRST_LESSON`). No logic: :mod:`ermviz.app.lessons` finds and loads them.
 
 The figure in the comment above each declaration was measured on the 2-core development
-machine (the lesson raced headless through the dashboard's model, as the test does, or
-the CLI with the same settings, one run at a time, where the comment says so).
-Every lesson's data ship with ermviz: a bundled generator, or a catalog file kept
-compressed in the repository's ``datasets/`` folder (a1a, banana and ijcnn1-20k, a seeded
-subsample of ijcnn1; sources and licences in ``datasets/README.md``), so every lesson loads
-on a fresh install with no data folder and no network (``tests/test_lessons.py`` checks it).
-A lesson whose dataset is a catalog file that is not on this server is listed as
-unavailable (:func:`unavailable_reason`), never an error.
+machine (the lesson raced headless through the dashboard's model, as
+``tests/test_lessons.py`` does, or the CLI with the same settings, one run at a time, where
+the comment says so).
+
+A new lesson is one more declaration here (about 40 lines) and nothing elsewhere.
 """
 
 from __future__ import annotations
 
-import dataclasses
-import math
-from collections.abc import Collection
-from typing import Any
-from urllib.parse import parse_qsl
-
-from ermviz.app.lesson_claims import (
+from ermviz.app.lessons.claims import (
     Above,
     Ahead,
-    Claim,
     Cost,
     Decades,
     Falls,
     Level,
     OnBoundary,
-    Race,
     Reaches,
     Status,
     Steps,
 )
-from ermviz.errors import ErmvizError
+from ermviz.app.lessons.declaration import Lesson, Promise
 
-#: The tabs a lesson may show.
-TABS = ("race", "teaching")
-#: The clock every lesson's text states its times on (and its time plot shows): the
-#: solver threads' CPU time (``cpu_s``), never wall time.
-CLOCK = "cpu_s"
-
-
-class LessonError(ErmvizError):
-    """An unknown lesson name."""
-
-
-@dataclasses.dataclass(frozen=True)
-class Promise:
-    """What a lesson's race shows at a glance, checkably, at equal ``axis`` (the runs'
-    solver time ``cpu_s`` unless a work counter such as ``samples`` is named): the best
-    certificate of the run labelled ``faster`` is at most ``1 / factor`` times that of the
-    run labelled ``slower``, compared where ``faster`` reaches the race's ``tol`` (or
-    where either trace ends, whichever is first) and within ``seconds`` of ``faster``'s
-    solver time. With ``slower`` None: ``faster`` reaches ``tol`` within ``seconds`` of
-    its solver time. Never wall time: a loaded machine stretches that, not these."""
-
-    faster: str
-    slower: str | None
-    factor: float
-    seconds: float
-    axis: str = "cpu_s"
-
-    def claim(self, tol: float) -> Claim:
-        """The promise as a claim of :mod:`ermviz.app.lesson_claims`."""
-        says = "(the lesson's promise)"
-        if self.slower is None:
-            return Reaches(says, self.faster, tol, axis="cpu_s", within=self.seconds)
-        within = self.seconds if self.axis == "cpu_s" else math.inf
-        return Ahead(says, self.faster, self.slower, self.factor, self.axis, tol, within)
-
-    def holds(self, race: Race, tol: float) -> bool:
-        """Whether the promise holds for the race so far (:class:`Race`: the traces by
-        run label)."""
-        return self.claim(tol).check(race) is None
-
-
-@dataclasses.dataclass(frozen=True)
-class Lesson:
-    """One curated scenario (see the module docstring)."""
-
-    name: str
-    title: str
-    text: str
-    query: str
-    tab: str
-    promise: Promise
-    #: The x axis of the race's plots (``iteration`` or a work counter of the problem).
-    x_axis: str = "iteration"
-    #: What the text's factual sentences say, checkably (each names its words).
-    claims: tuple[Claim, ...] = ()
-    #: The text's sentences (their words) that describe methods or the set-up, not the
-    #: race's outcome: no claim to check.
-    background: tuple[str, ...] = ()
-
-    @property
-    def fields(self) -> dict[str, list[str]]:
-        """The query's fields, each with its values (``run`` may repeat)."""
-        out: dict[str, list[str]] = {}
-        for key, value in parse_qsl(self.query):
-            out.setdefault(key, []).append(value)
-        return out
-
-    @property
-    def dataset(self) -> str:
-        return self.fields["dataset"][0]
-
-    @property
-    def tol(self) -> float:
-        return float(self.fields["tol"][0])
-
-
+#: The three classic Frank-Wolfe variants, each with exact line search.
 _FW3 = "run=fw:exact&run=afw:exact&run=pfw:exact"
-_FN, _PASSES = "FACE-NEWTON armijo", "data_passes"
+#: The face-Newton run of the a1a lesson, and the work counter it is raced on.
+_FACE_NEWTON = "FACE-NEWTON armijo"
+_PASSES = "data_passes"
 
 LESSONS: tuple[Lesson, ...] = (
     # Measured (headless, the three runs racing on a loaded 2-core machine): PFW reaches
@@ -513,16 +416,38 @@ LESSONS: tuple[Lesson, ...] = (
         query="dataset=a1a&problem=logreg-l1&p.radius=10&standardize=0&tol=1e-8&max_time=5"
         "&run=pfw:exact&run=face-newton:armijo",
         tab="race",
-        promise=Promise(_FN, "PFW exact", factor=100.0, seconds=5.0, axis="data_passes"),
+        promise=Promise(
+            faster=_FACE_NEWTON,
+            slower="PFW exact",
+            factor=100.0,
+            seconds=5.0,
+            axis=_PASSES,
+        ),
         x_axis="data_passes",
         claims=(
-            Cost("about one pass per step", "PFW exact", None, 0.9, 1.2, _PASSES, "iteration"),
-            Level("needs about 420 passes", "PFW exact", 350, 500, column=_PASSES),
+            Cost(
+                "about one pass per step",
+                "PFW exact",
+                other=None,
+                low=0.9,
+                high=1.2,
+                axis=_PASSES,
+                per="iteration",
+            ),
+            Level("needs about 420 passes", "PFW exact", low=350, high=500, column=_PASSES),
             Status("needs about 420 passes", "PFW exact", "converged"),
-            Cost("each worth about six passes", _FN, None, 4.0, 9.0, _PASSES, "iteration"),
-            Reaches("certifies 1e-8 in 12 steps", _FN, 1e-8, within=18),
-            Reaches("and about 80 passes", _FN, 1e-8, axis=_PASSES, within=110),
-            Above("is still above 1e-2", "PFW exact", 1e-2, 77.0, axis=_PASSES),
+            Cost(
+                "each worth about six passes",
+                _FACE_NEWTON,
+                other=None,
+                low=4.0,
+                high=9.0,
+                axis=_PASSES,
+                per="iteration",
+            ),
+            Reaches("certifies 1e-8 in 12 steps", _FACE_NEWTON, 1e-8, within=18),
+            Reaches("and about 80 passes", _FACE_NEWTON, 1e-8, axis=_PASSES, within=110),
+            Above("is still above 1e-2", "PFW exact", level=1e-2, until=77.0, axis=_PASSES),
         ),
         background=("The x axis counts passes over the data",),
     ),
@@ -598,56 +523,3 @@ LESSONS: tuple[Lesson, ...] = (
 
 #: The lesson a page without a query opens on (bundled data, so it works offline).
 FIRST_LESSON = "pairwise-wdbc"
-
-
-def lesson_names() -> list[str]:
-    """Every lesson's name, in gallery order."""
-    return [lesson.name for lesson in LESSONS]
-
-
-def get_lesson(name: str) -> Lesson:
-    """The lesson called ``name``.
-
-    Raises :class:`LessonError` naming the known lessons when there is none.
-    """
-    for lesson in LESSONS:
-        if lesson.name == name:
-            return lesson
-    shown = repr(name) if len(name) <= 60 else repr(name[:54] + "...")
-    raise LessonError(f"unknown lesson {shown}; lessons: {', '.join(lesson_names())}")
-
-
-def unavailable_reason(lesson: Lesson, available: Collection[str]) -> str | None:
-    """Why ``lesson`` cannot load on this server (its dataset is not among ``available``,
-    the names the dataset list offers), with the fix; None when it can."""
-    if lesson.dataset in available:
-        return None
-    return (
-        f"needs the catalog dataset {lesson.dataset}, whose file is not on this server; put "
-        "it in a folder, restart the server with ERMVIZ_DATA set to that folder, then load "
-        "the lesson again (python -m ermviz datasets lists the folders searched)"
-    )
-
-
-def apply_lesson(model: Any, lesson: Lesson) -> str | None:
-    """Set ``model`` (a :class:`~ermviz.app.model.DashboardModel`) to ``lesson``'s
-    configuration through :func:`ermviz.app.urlstate.load`; returns None when applied,
-    else the one-line reason (the model then keeps its set-up, and nothing is notified)."""
-    from ermviz.app import urlstate
-
-    reason = unavailable_reason(lesson, model.param.dataset.objects)
-    if reason is not None:
-        return f"lesson {lesson.name!r} {reason}"
-    if model.dataset == lesson.dataset:
-        # Setting the dataset it already has would not apply its preset: do it here, so a
-        # lesson starts from the same set-up whatever the page showed before.
-        model.apply_preset(lesson.dataset)
-    problem = urlstate.load(model, lesson.query, report=False)
-    if problem is not None:
-        return problem
-    if lesson.x_axis in model.param.x_axis.objects:
-        model.x_axis = lesson.x_axis
-    # The time plot on the clock the lessons' texts and claims state: CPU time, which a
-    # loaded machine does not stretch (wall time there was 5-8x the CPU time).
-    model.time_basis = CLOCK
-    return None
