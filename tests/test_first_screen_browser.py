@@ -206,7 +206,8 @@ def _claims_by_measure(lesson: Lesson) -> dict[str, list[str]]:
     """The words of the lesson's claims by the measure each is judged on (``cpu_s``,
     ``iteration`` or a work counter)."""
     problem = get_problem(lesson.fields["problem"][0])
-    measures = {"cpu_s", "iteration", *(c for c, _ in problem.work_axes)}
+    # (lmo_calls: a count the race summary states per run, "30 LMO calls")
+    measures = {"cpu_s", "iteration", "lmo_calls", *(c for c, _ in problem.work_axes)}
     out: dict[str, list[str]] = {}
     for claim in lesson.claims:
         for field in ("axis", "per", "column"):
@@ -234,8 +235,10 @@ def test_each_lesson_states_its_times_beside_their_measure(server: str, laptop, 
     measures = _claims_by_measure(lesson)
     assert measures, f"{lesson.name} states no measure"
     summary = ""
-    if FIRST_LESSON == lesson.name or (
-        "iteration" in measures and lesson.x_axis != "iteration"
+    if (
+        FIRST_LESSON == lesson.name
+        or ("iteration" in measures and lesson.x_axis != "iteration")
+        or "lmo_calls" in measures
     ):  # the summary is where iterations show when the axis counts something else
         _start_and_finish(page)
         summary = page.locator(".race-summary").first.inner_text()
@@ -257,6 +260,9 @@ def test_each_lesson_states_its_times_beside_their_measure(server: str, laptop, 
                 assert re.search(r"\d s CPU|\d ms CPU|\d µs CPU", summary), summary
                 assert " wall" not in summary, summary
             print(f"  {said} -> time plot x: {_axis_label(clock)!r}")
+        elif measure == "lmo_calls":
+            assert "LMO calls" in summary, (lesson.name, summary)
+            print(f"  {said} -> summary: {summary[:80]!r}")
         elif measure == "iteration" and lesson.x_axis != "iteration":
             assert "at iteration" in summary, (lesson.name, summary)
             print(f"  {said} -> summary: {summary[:80]!r}")

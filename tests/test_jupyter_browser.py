@@ -55,8 +55,9 @@ from ermviz.estimators import ConstrainedLogisticRegression
 
 ds = load_dataset("wdbc")
 X = StandardScaler().fit_transform(ds.X)
-# Vanilla FW, for a fit of seconds to watch (122,056 iterations: past the default budget).
-est = ConstrainedLogisticRegression(radius=5.0, method="fw", tol=3e-6, max_iter=1_000_000)
+# Vanilla FW, for a fit of seconds to watch past live_fit's grace on a page that gets
+# Panel's JavaScript with this cell (~700,000 iterations: past the default budget).
+est = ConstrainedLogisticRegression(radius=5.0, method="fw", tol=5e-7, max_iter=10_000_000)
 model = live_fit(est, X, ds.y)
 print(model.status_, model.n_iter_)
 """
