@@ -340,7 +340,6 @@ print("KERNEL", [dict(active=d.model.active, runs=[sl.status for sl in d.model.s
                       clicks=d.start_button.clicks, starting=d.starting,
                       loading=d.loading, disabled=d.start_button.disabled,
                       streaming=d.streamer.running,
-                      shows=d.race_text.object.split('data-status="')[-1][:9],
                       messages=d.model.messages[-3:])
                  for d in _gc.get_objects() if isinstance(d, _D)])"""
 
